@@ -1,0 +1,72 @@
+package filter
+
+// chain is the per-bin storage of one Kalman chain of state dimension dim:
+// the transition into each bin, the predicted, filtered and smoothed
+// moments. Bin 0's prediction is the stationary prior.
+type chain struct {
+	dim    int
+	a      []float64 // N·d_t²: temporal transition A(t_n − t_{n−1}); identity at n = 0
+	mp, pp []float64 // predicted mean (N·dim) and covariance (N·dim²)
+	mf, pf []float64 // filtered
+	ms, ps []float64 // smoothed
+}
+
+// grow sizes the chain for n bins, reusing its buffers when large enough.
+func (c *chain) grow(n, dim, dt int, smooth bool) {
+	c.dim = dim
+	c.a = resize(c.a, n*dt*dt)
+	c.mp = resize(c.mp, n*dim)
+	c.pp = resize(c.pp, n*dim*dim)
+	c.mf = resize(c.mf, n*dim)
+	c.pf = resize(c.pf, n*dim*dim)
+	if smooth {
+		c.ms = resize(c.ms, n*dim)
+		c.ps = resize(c.ps, n*dim*dim)
+	}
+}
+
+// resize returns s with length n, reallocating only when cap is short.
+func resize(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+// transitions fills c.a with A(t_n − t_{n−1}) for every bin, reusing the
+// previous matrix when the step repeats (regular grids cost one exp).
+func transitions(k Temporal, a []float64, times []float64) {
+	d := k.Dim()
+	dd := d * d
+	setIdentity(a[:dd], d)
+	prevDt := -1.0
+	for n := 1; n < len(times); n++ {
+		dt := times[n] - times[n-1]
+		an := a[n*dd : (n+1)*dd]
+		if dt == prevDt {
+			copy(an, a[(n-1)*dd:n*dd])
+			continue
+		}
+		k.Transition(an, dt)
+		prevDt = dt
+	}
+}
+
+// setIdentity writes the n×n identity into a.
+func setIdentity(a []float64, n int) {
+	for i := range a[:n*n] {
+		a[i] = 0
+	}
+	for i := 0; i < n; i++ {
+		a[i*n+i] = 1
+	}
+}
+
+// state returns the smoothed (or filtered) mean and covariance of bin n.
+func (c *chain) state(n int, smoothed bool) (mean, cov []float64) {
+	D := c.dim
+	if smoothed {
+		return c.ms[n*D : (n+1)*D], c.ps[n*D*D : (n+1)*D*D]
+	}
+	return c.mf[n*D : (n+1)*D], c.pf[n*D*D : (n+1)*D*D]
+}

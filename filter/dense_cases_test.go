@@ -1,0 +1,4 @@
+package filter
+
+// extraDenseCases lists further models for TestSmoothMatchesDenseGP.
+var extraDenseCases []testCase

@@ -1,0 +1,226 @@
+package filter
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
+
+// Model is the separable spatio-temporal GP prior over N_p products:
+// f(t, p) ~ GP(0, k_t(t, t')·k_p(p, p')).
+//
+// The state holds one copy of the temporal SDE per product ("whitened"
+// latents u_i, i.i.d. GP(0, k_t)), and the products' latent demand is
+// f = B·u with B = chol(K_p), so that Cov(f) = K_p ⊗ k_t exactly. With an
+// Independent product kernel B = I and, as long as the sites are diagonal,
+// every product is filtered as its own chain at O(N_p d³) per step.
+type Model struct {
+	temporal Temporal
+	spatial  Spatial
+	features [][]float64
+	np       int
+	indep    bool
+	b        []float64 // N_p×N_p lower Cholesky factor of K_p (identity when indep)
+}
+
+// NewModel returns the prior with temporal kernel t, product kernel s (nil
+// means Independent) over the given product features (one row per
+// product; may be nil for an Independent kernel, in which case np gives the
+// number of products). The product Gram matrix must be positive definite.
+func NewModel(t Temporal, s Spatial, features [][]float64, np int) (*Model, error) {
+	if t == nil {
+		return nil, errors.New("filter: model needs a temporal kernel")
+	}
+	if features != nil {
+		if np != 0 && np != len(features) {
+			return nil, fmt.Errorf("filter: %d products but %d feature rows", np, len(features))
+		}
+		np = len(features)
+	}
+	if np < 1 {
+		return nil, fmt.Errorf("filter: model needs at least one product, got %d", np)
+	}
+	m := &Model{temporal: t, spatial: s, features: features, np: np}
+	if err := m.refresh(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// isIndependent reports whether s is the Independent product kernel.
+func isIndependent(s Spatial) bool {
+	if s == nil {
+		return true
+	}
+	_, ok := s.(interface{ independentKernel() })
+	return ok
+}
+
+// refresh recomputes B after the product kernel's hyperparameters changed.
+func (m *Model) refresh() error {
+	np := m.np
+	m.indep = isIndependent(m.spatial)
+	if cap(m.b) < np*np {
+		m.b = make([]float64, np*np)
+	}
+	m.b = m.b[:np*np]
+	if m.indep {
+		for i := range m.b {
+			m.b[i] = 0
+		}
+		for i := 0; i < np; i++ {
+			m.b[i*np+i] = 1
+		}
+		return nil
+	}
+	if m.features == nil {
+		return errors.New("filter: a product kernel needs product features")
+	}
+	if err := m.spatial.Gram(m.b, m.features); err != nil {
+		return fmt.Errorf("filter: product Gram matrix: %w", err)
+	}
+	sym := blas64.Symmetric{N: np, Stride: np, Data: m.b, Uplo: blas.Lower}
+	if _, ok := lapack64.Potrf(sym); !ok {
+		return errors.New("filter: product Gram matrix is not positive definite (duplicate features or too long a lengthscale?)")
+	}
+	// Potrf leaves the strict upper triangle untouched: clear it.
+	for i := 0; i < np; i++ {
+		for j := i + 1; j < np; j++ {
+			m.b[i*np+j] = 0
+		}
+	}
+	return nil
+}
+
+// NumProducts returns N_p.
+func (m *Model) NumProducts() int { return m.np }
+
+// Temporal returns the temporal kernel.
+func (m *Model) Temporal() Temporal { return m.temporal }
+
+// Spatial returns the product kernel (nil for Independent).
+func (m *Model) Spatial() Spatial { return m.spatial }
+
+// Independent reports whether products are a priori independent.
+func (m *Model) Independent() bool { return m.indep }
+
+// StateDim returns the dimension of the joint state, N_p·d.
+func (m *Model) StateDim() int { return m.np * m.temporal.Dim() }
+
+// NumParams returns the number of hyperparameters of the temporal and
+// product kernels together.
+func (m *Model) NumParams() int {
+	n := m.temporal.NumParams()
+	if m.spatial != nil {
+		n += m.spatial.NumParams()
+	}
+	return n
+}
+
+// ParamNames returns the hyperparameter names, temporal first, prefixed
+// "temporal." and "product.".
+func (m *Model) ParamNames() []string {
+	var names []string
+	for _, n := range m.temporal.ParamNames() {
+		names = append(names, "temporal."+n)
+	}
+	if m.spatial != nil {
+		for _, n := range m.spatial.ParamNames() {
+			names = append(names, "product."+n)
+		}
+	}
+	return names
+}
+
+// Params writes the unconstrained hyperparameters (temporal, then product)
+// into dst and returns it; a nil dst allocates.
+func (m *Model) Params(dst []float64) []float64 {
+	if dst == nil {
+		dst = make([]float64, m.NumParams())
+	}
+	nt := m.temporal.NumParams()
+	m.temporal.Params(dst[:nt])
+	if m.spatial != nil {
+		m.spatial.Params(dst[nt:])
+	}
+	return dst
+}
+
+// SetParams sets the unconstrained hyperparameters, all or nothing.
+func (m *Model) SetParams(src []float64) error {
+	if len(src) != m.NumParams() {
+		return fmt.Errorf("filter: want %d model parameters, got %d", m.NumParams(), len(src))
+	}
+	for i, v := range src {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("filter: model parameter %d is not finite: %v", i, v)
+		}
+	}
+	nt := m.temporal.NumParams()
+	old := m.Params(nil)
+	if err := m.temporal.SetParams(src[:nt]); err != nil {
+		return err
+	}
+	if m.spatial != nil {
+		if err := m.spatial.SetParams(src[nt:]); err != nil {
+			_ = m.temporal.SetParams(old[:nt])
+			return err
+		}
+	}
+	if err := m.refresh(); err != nil {
+		_ = m.temporal.SetParams(old[:nt])
+		if m.spatial != nil {
+			_ = m.spatial.SetParams(old[nt:])
+		}
+		_ = m.refresh()
+		return err
+	}
+	return nil
+}
+
+// Clone returns a deep copy whose hyperparameters can change independently.
+func (m *Model) Clone() *Model {
+	c := *m
+	c.temporal = m.temporal.Clone()
+	if m.spatial != nil {
+		c.spatial = m.spatial.Clone()
+	}
+	c.b = append([]float64(nil), m.b...)
+	return &c
+}
+
+// Loading writes B (N_p×N_p, row-major), the map from whitened latents to
+// product demand f = B·u, into dst.
+func (m *Model) Loading(dst []float64) { copy(dst, m.b) }
+
+// ProductCov returns K_p[i,j] (1 on the diagonal for Independent).
+func (m *Model) ProductCov(i, j int) float64 {
+	if m.indep {
+		if i == j {
+			return 1
+		}
+		return 0
+	}
+	return m.spatial.Cov(m.features[i], m.features[j])
+}
+
+// checkTimes returns an error unless times are finite and strictly
+// increasing.
+func checkTimes(times []float64) error {
+	for i, t := range times {
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return fmt.Errorf("filter: time %d is not finite: %v", i, t)
+		}
+		if i > 0 && !(t > times[i-1]) {
+			if t == times[i-1] {
+				return fmt.Errorf("filter: duplicate time %v at index %d", t, i)
+			}
+			return fmt.Errorf("filter: times not sorted: %v at index %d after %v", t, i, times[i-1])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,297 @@
+package filter
+
+import (
+	"fmt"
+	"math"
+)
+
+// Posterior holds the result of running the Kalman filter (and, unless
+// only filtering was asked for, the RTS smoother) of a Model over a time
+// grid with Sites. Its buffers are reused by later runs into the same
+// Posterior, so a zero Posterior is ready to use and repeated fits
+// allocate nothing once sized.
+//
+// The Posterior refers to the Model it was computed with: changing the
+// model's hyperparameters invalidates Predict until the next run.
+type Posterior struct {
+	// Times are the bins' times (the caller's slice; not copied).
+	Times []float64
+	// NP is the number of products.
+	NP int
+	// Mean and Var hold the marginal mean and variance of the latent f per
+	// bin and product (index n·NP + k): smoothed, or filtered if Smoothed
+	// is false.
+	Mean, Var []float64
+	// Cov holds the joint covariance of f over the products per bin
+	// (NP×NP blocks, index (n·NP + i)·NP + j) when the products are
+	// coupled; it is nil when every product is its own chain (then the
+	// joint covariance is diag(Var)).
+	Cov []float64
+	// LogLik is log Z̃, the log marginal likelihood of the sites, from the
+	// filter's prediction-error decomposition.
+	LogLik float64
+	// Smoothed reports whether Mean/Var/Cov are smoothed.
+	Smoothed bool
+
+	model  *Model
+	indep  bool
+	chains []chain
+	work   denseWork
+	h      []float64 // H of the temporal kernel
+	cw, z  []float64 // whitened observation of one bin
+	g, lam []float64 // site-whitening scratch
+	mu, pu []float64 // latent-space marginals of one bin
+}
+
+// Smooth runs the Kalman filter and RTS smoother of model m over the
+// strictly increasing times with sites s (s.N = len(times), s.NP =
+// m.NumProducts()), writing the smoothed posterior into dst.
+func Smooth(dst *Posterior, m *Model, times []float64, s *Sites) error {
+	return dst.run(m, times, s, true)
+}
+
+// Filter runs only the Kalman filter, writing filtered marginals and the
+// log marginal likelihood into dst. It costs about a third of Smooth.
+func Filter(dst *Posterior, m *Model, times []float64, s *Sites) error {
+	return dst.run(m, times, s, false)
+}
+
+func (p *Posterior) run(m *Model, times []float64, s *Sites, smooth bool) error {
+	if m == nil || s == nil {
+		return fmt.Errorf("filter: nil model or sites")
+	}
+	if err := checkTimes(times); err != nil {
+		return err
+	}
+	if s.N != len(times) || s.NP != m.np {
+		return fmt.Errorf("filter: sites are %d bins × %d products, want %d × %d", s.N, s.NP, len(times), m.np)
+	}
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	n, np, d := len(times), m.np, m.temporal.Dim()
+	p.Times, p.NP, p.model, p.Smoothed = times, np, m, smooth
+	p.Mean = resize(p.Mean, n*np)
+	p.Var = resize(p.Var, n*np)
+	p.h = resize(p.h, d)
+	m.temporal.Measurement(p.h)
+	p.LogLik = 0
+	p.indep = m.indep && !s.Full
+	if n == 0 {
+		return nil
+	}
+	if p.indep {
+		p.Cov = nil
+		if cap(p.chains) < np {
+			p.chains = make([]chain, np)
+		}
+		p.chains = p.chains[:np]
+		p.work.grow(1, d, 1)
+		p.cw, p.z = resize(p.cw, d), resize(p.z, 1)
+		for k := 0; k < np; k++ {
+			c := &p.chains[k]
+			c.grow(n, d, d, smooth)
+			ll, err := p.runChain(c, m, times, s, k, smooth)
+			if err != nil {
+				return fmt.Errorf("product %d: %w", k, err)
+			}
+			p.LogLik += ll
+			for i := 0; i < n; i++ {
+				p.Mean[i*np+k], p.Var[i*np+k] = p.chainMarginal(c, i)
+			}
+		}
+		return nil
+	}
+	p.Cov = resize(p.Cov, n*np*np)
+	if cap(p.chains) < 1 {
+		p.chains = make([]chain, 1)
+	}
+	p.chains = p.chains[:1]
+	c := &p.chains[0]
+	D := np * d
+	c.grow(n, D, d, smooth)
+	p.work.grow(np, d, np)
+	p.cw, p.z = resize(p.cw, np*D), resize(p.z, np)
+	p.g, p.lam = resize(p.g, np*np), resize(p.lam, np*np)
+	p.mu, p.pu = resize(p.mu, np), resize(p.pu, np*np)
+	ll, err := p.runChain(c, m, times, s, -1, smooth)
+	if err != nil {
+		return err
+	}
+	p.LogLik = ll
+	for i := 0; i < n; i++ {
+		p.jointMarginal(c, i, p.Mean[i*np:(i+1)*np], p.Cov[i*np*np:(i+1)*np*np])
+		for k := 0; k < np; k++ {
+			p.Var[i*np+k] = p.Cov[(i*np+k)*np+k]
+		}
+	}
+	return nil
+}
+
+// runChain filters (and smooths) one chain; k >= 0 selects product k's
+// scalar sites, k < 0 the coupled chain over all products.
+func (p *Posterior) runChain(c *chain, m *Model, times []float64, s *Sites, k int, smooth bool) (float64, error) {
+	kern := m.temporal
+	if k >= 0 && c.dim == 2 && p.h[0] == 1 && p.h[1] == 0 {
+		return filterSmooth2(c, kern, times, s.Nat1, s.Nat2, k, s.NP, smooth)
+	}
+	w := &p.work
+	d := kern.Dim()
+	D, dd := c.dim, d*d
+	ms, ps := c.mp[:D], c.pp[:D*D]
+	for i := range ms {
+		ms[i] = 0
+	}
+	// Prior at the first bin: Pinf on every latent copy.
+	for i := range ps {
+		ps[i] = 0
+	}
+	pinf := w.q
+	kern.Stationary(pinf)
+	for b := 0; b < D/d; b++ {
+		for r := 0; r < d; r++ {
+			copy(ps[(b*d+r)*D+b*d:(b*d+r)*D+b*d+d], pinf[r*d:(r+1)*d])
+		}
+	}
+	setIdentity(c.a[:dd], d)
+	var ll float64
+	prevDt := math.NaN()
+	for n := range times {
+		mp, pp := c.mp[n*D:(n+1)*D], c.pp[n*D*D:(n+1)*D*D]
+		if n > 0 {
+			dt := times[n] - times[n-1]
+			an := c.a[n*dd : (n+1)*dd]
+			if dt == prevDt {
+				copy(an, c.a[(n-1)*dd:n*dd])
+			} else {
+				kern.Transition(an, dt)
+				ProcessNoise(kern, w.q, dt, w.kscratch)
+				prevDt = dt
+			}
+			predictDense(mp, pp, c.mf[(n-1)*D:n*D], c.pf[(n-1)*D*D:n*D*D], an, w.q, w)
+		}
+		var r int
+		var logdet float64
+		if k >= 0 {
+			r, logdet = p.scalarObs(s, n, k)
+		} else {
+			var err error
+			if r, logdet, err = p.whiten(m, s, n); err != nil {
+				return 0, fmt.Errorf("bin %d: %w", n, err)
+			}
+		}
+		l, err := updateDense(c.mf[n*D:(n+1)*D], c.pf[n*D*D:(n+1)*D*D], mp, pp, p.cw, p.z, r, w)
+		if err != nil {
+			return 0, fmt.Errorf("bin %d: %w", n, err)
+		}
+		ll += l + logdet
+	}
+	if !smooth {
+		return ll, nil
+	}
+	N := len(times)
+	copy(c.ms[(N-1)*D:], c.mf[(N-1)*D:N*D])
+	copy(c.ps[(N-1)*D*D:], c.pf[(N-1)*D*D:N*D*D])
+	for n := N - 2; n >= 0; n-- {
+		err := smoothDense(c.ms[n*D:(n+1)*D], c.ps[n*D*D:(n+1)*D*D], c.mf[n*D:(n+1)*D], c.pf[n*D*D:(n+1)*D*D],
+			c.ms[(n+1)*D:(n+2)*D], c.ps[(n+1)*D*D:(n+2)*D*D], c.mp[(n+1)*D:(n+2)*D], c.pp[(n+1)*D*D:(n+2)*D*D],
+			c.a[(n+1)*dd:(n+2)*dd], w)
+		if err != nil {
+			return 0, fmt.Errorf("bin %d: %w", n, err)
+		}
+	}
+	return ll, nil
+}
+
+// scalarObs whitens product k's diagonal site in bin n into p.cw, p.z.
+func (p *Posterior) scalarObs(s *Sites, n, k int) (r int, logdet float64) {
+	l2 := s.Nat2[n*s.NP+k]
+	if l2 <= 0 {
+		return 0, 0
+	}
+	sq := math.Sqrt(l2)
+	for i, h := range p.h {
+		p.cw[i] = sq * h
+	}
+	p.z[0] = s.Nat1[n*s.NP+k] / sq
+	return 1, 0.5 * math.Log(l2)
+}
+
+// chainMarginal returns the mean and variance of H·x of a scalar chain.
+func (p *Posterior) chainMarginal(c *chain, n int) (mean, v float64) {
+	d := c.dim
+	ms, ps := c.state(n, p.Smoothed)
+	for i, hi := range p.h {
+		if hi == 0 {
+			continue
+		}
+		mean += hi * ms[i]
+		for j, hj := range p.h {
+			v += hi * hj * ps[i*d+j]
+		}
+	}
+	return mean, v
+}
+
+// jointMarginal writes the mean and joint covariance of f = B·(I⊗H)·x at
+// bin n of the coupled chain.
+func (p *Posterior) jointMarginal(c *chain, n int, mean, cov []float64) {
+	np := p.NP
+	d := len(p.h)
+	D := np * d
+	_ = D
+	x, P := c.state(n, p.Smoothed)
+	latentMarginal(x, P, p.h, np, p.mu, p.pu)
+	loadMarginal(p.model.b, np, p.mu, p.pu, mean, cov)
+}
+
+// latentMarginal writes μ_i = H x_i and P_u[i,j] = H P_ij Hᵀ.
+func latentMarginal(x, P, h []float64, np int, mu, pu []float64) {
+	d := len(h)
+	D := np * d
+	for i := 0; i < np; i++ {
+		var s float64
+		for a, ha := range h {
+			s += ha * x[i*d+a]
+		}
+		mu[i] = s
+		for j := 0; j <= i; j++ {
+			var v float64
+			for a, ha := range h {
+				if ha == 0 {
+					continue
+				}
+				row := P[(i*d+a)*D+j*d:]
+				for b, hb := range h {
+					v += ha * hb * row[b]
+				}
+			}
+			pu[i*np+j], pu[j*np+i] = v, v
+		}
+	}
+}
+
+// loadMarginal writes mean = B μ and cov = B P_u Bᵀ for lower-triangular B.
+func loadMarginal(b []float64, np int, mu, pu, mean, cov []float64) {
+	for i := 0; i < np; i++ {
+		var s float64
+		for j := 0; j <= i; j++ {
+			s += b[i*np+j] * mu[j]
+		}
+		mean[i] = s
+	}
+	for i := 0; i < np; i++ {
+		for j := 0; j <= i; j++ {
+			var v float64
+			for a := 0; a <= i; a++ {
+				if b[i*np+a] == 0 {
+					continue
+				}
+				for c := 0; c <= j; c++ {
+					v += b[i*np+a] * pu[a*np+c] * b[j*np+c]
+				}
+			}
+			cov[i*np+j], cov[j*np+i] = v, v
+		}
+	}
+}

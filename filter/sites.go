@@ -1,0 +1,94 @@
+package filter
+
+import (
+	"fmt"
+	"math"
+)
+
+// Sites are the Gaussian pseudo-observations of a CVI posterior, one per
+// time bin over the N_p products of that bin, in natural parameters:
+// t_n(f) ∝ exp(Nat1_nᵀ f − ½ fᵀ Nat2_n f). A product with zero precision
+// (row and column of Nat2 zero) is unobserved in that bin, which is how
+// missing products are expressed.
+//
+// With Full false, Nat2 holds only the diagonal (N·N_p values); with Full
+// true it holds an N_p×N_p symmetric block per bin (N·N_p² values, row-major).
+type Sites struct {
+	N, NP int
+	Full  bool
+	Nat1  []float64
+	Nat2  []float64
+}
+
+// NewSites returns N bins of zero sites (no information) over np products.
+func NewSites(n, np int, full bool) *Sites {
+	s := &Sites{N: n, NP: np, Full: full, Nat1: make([]float64, n*np)}
+	if full {
+		s.Nat2 = make([]float64, n*np*np)
+	} else {
+		s.Nat2 = make([]float64, n*np)
+	}
+	return s
+}
+
+// SetGaussian sets the site of product k in bin n to the Gaussian
+// observation y with noise variance r (precision 1/r), replacing what was
+// there. r = +Inf clears it.
+func (s *Sites) SetGaussian(n, k int, y, r float64) {
+	prec := 1 / r
+	s.Nat1[n*s.NP+k] = prec * y
+	if s.Full {
+		s.Nat2[(n*s.NP+k)*s.NP+k] = prec
+	} else {
+		s.Nat2[n*s.NP+k] = prec
+	}
+}
+
+// Bin returns the natural parameters of bin n (views, not copies).
+func (s *Sites) Bin(n int) (nat1, nat2 []float64) {
+	np := s.NP
+	nat1 = s.Nat1[n*np : (n+1)*np]
+	if s.Full {
+		return nat1, s.Nat2[n*np*np : (n+1)*np*np]
+	}
+	return nat1, s.Nat2[n*np : (n+1)*np]
+}
+
+// Validate checks shapes, finiteness, non-negative diagonal precision and
+// symmetry of full blocks.
+func (s *Sites) Validate() error {
+	want2 := s.N * s.NP
+	if s.Full {
+		want2 *= s.NP
+	}
+	if len(s.Nat1) != s.N*s.NP || len(s.Nat2) != want2 {
+		return fmt.Errorf("filter: sites hold %d/%d values, want %d/%d", len(s.Nat1), len(s.Nat2), s.N*s.NP, want2)
+	}
+	for i, v := range s.Nat1 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("filter: site bin %d product %d: natural mean not finite: %v", i/s.NP, i%s.NP, v)
+		}
+	}
+	np := s.NP
+	for n := 0; n < s.N; n++ {
+		_, l2 := s.Bin(n)
+		for k := 0; k < np; k++ {
+			var d float64
+			if s.Full {
+				d = l2[k*np+k]
+				for j := 0; j < k; j++ {
+					a, b := l2[k*np+j], l2[j*np+k]
+					if math.IsNaN(a) || math.IsInf(a, 0) || a != b {
+						return fmt.Errorf("filter: site bin %d: precision not symmetric/finite at (%d,%d)", n, k, j)
+					}
+				}
+			} else {
+				d = l2[k]
+			}
+			if !(d >= 0) || math.IsInf(d, 0) {
+				return fmt.Errorf("filter: site bin %d product %d: precision must be finite and >= 0, got %v", n, k, d)
+			}
+		}
+	}
+	return nil
+}
