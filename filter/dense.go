@@ -15,7 +15,7 @@ const log2Pi = 1.8378770664093454835606594728112352797227949472755668
 // m copies of a d-dimensional temporal state (D = m·d) observed through at
 // most rmax whitened rows.
 type denseWork struct {
-	m, d, rmax int
+	m, d, rmax       int
 	tmp, chol, e, t2 []float64 // D×D
 	ut               []float64 // rmax×D
 	s                []float64 // rmax×rmax

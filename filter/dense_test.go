@@ -13,11 +13,11 @@ import (
 // against: the same prior built as an explicit (N·N_p)×(N·N_p) covariance
 // and conditioned on the sites' Gaussian pseudo-observations by Cholesky.
 type denseGP struct {
-	lml       float64
-	mean      []float64 // N·N_p posterior means of f
-	cov       *mat.SymDense
-	priorCov  *mat.SymDense
-	n, np     int
+	lml      float64
+	mean     []float64 // N·N_p posterior means of f
+	cov      *mat.SymDense
+	priorCov *mat.SymDense
+	n, np    int
 }
 
 // newDenseGP conditions the prior of m over times on sites s.
