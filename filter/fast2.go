@@ -1,6 +1,11 @@
 package filter
 
-import "math"
+import (
+	"errors"
+	"math"
+)
+
+var errNonFinite = errors.New("filter: log marginal likelihood is not finite (singular or non-finite state)")
 
 // filterSmooth2 is the Kalman filter and RTS smoother of one chain with a
 // 2-dimensional state observed through H = [1, 0] by scalar sites (product
@@ -8,7 +13,12 @@ import "math"
 // what the dense path computes, unrolled over 2×2 matrices so that one
 // filter+smoother step costs tens of nanoseconds instead of several BLAS
 // calls. Results go to the chain's storage.
-func filterSmooth2(c *chain, kern Temporal, times, nat1, nat2 []float64, k, np int, smooth bool) (float64, error) {
+//
+// The innovation log-determinants are accumulated as a product, with a
+// logarithm every 16 observations: the log is the costliest operation of
+// the step. mean and vari receive H·x and H·P·Hᵀ (stride np, offset k) of
+// the smoothed, or, without smoothing, filtered moments.
+func filterSmooth2(c *chain, kern Temporal, times, nat1, nat2, mean, vari []float64, k, np int, smooth bool) (float64, error) {
 	var pinf, q [4]float64
 	var scratch [12]float64
 	kern.Stationary(pinf[:])
@@ -17,6 +27,7 @@ func filterSmooth2(c *chain, kern Temporal, times, nat1, nat2 []float64, k, np i
 	a := c.a
 	a[0], a[1], a[2], a[3] = 1, 0, 0, 1
 	var ll float64
+	prod, nprod := 1.0, 0
 	prevDt := math.NaN()
 	for n := range times {
 		if n > 0 {
@@ -45,7 +56,12 @@ func filterSmooth2(c *chain, kern Temporal, times, nat1, nat2 []float64, k, np i
 			v := y - m0
 			s := p00 + r
 			k0, k1 := p00/s, p01/s
-			ll -= 0.5 * (log2Pi + math.Log(s) + v*v/s)
+			ll -= 0.5 * (log2Pi + v*v/s)
+			prod *= s
+			if nprod++; nprod == 16 {
+				ll -= 0.5 * math.Log(prod)
+				prod, nprod = 1, 0
+			}
 			m0 += k0 * v
 			m1 += k1 * v
 			p11 -= k1 * p01
@@ -55,6 +71,13 @@ func filterSmooth2(c *chain, kern Temporal, times, nat1, nat2 []float64, k, np i
 		mf, pf := c.mf[2*n:2*n+2], c.pf[4*n:4*n+4]
 		mf[0], mf[1] = m0, m1
 		pf[0], pf[1], pf[2], pf[3] = p00, p01, p01, p11
+		if !smooth {
+			mean[n*np+k], vari[n*np+k] = m0, p00
+		}
+	}
+	ll -= 0.5 * math.Log(prod)
+	if math.IsNaN(ll) || math.IsInf(ll, 0) {
+		return ll, errNonFinite
 	}
 	if !smooth {
 		return ll, nil
@@ -64,6 +87,7 @@ func filterSmooth2(c *chain, kern Temporal, times, nat1, nat2 []float64, k, np i
 	ms, ps := c.ms, c.ps
 	ms[2*N-2], ms[2*N-1] = s0, s1
 	ps[4*N-4], ps[4*N-3], ps[4*N-2], ps[4*N-1] = s00, s01, s01, s11
+	mean[(N-1)*np+k], vari[(N-1)*np+k] = s0, s00
 	for n := N - 2; n >= 0; n-- {
 		an := a[4*n+4 : 4*n+8]
 		a00, a01, a10, a11 := an[0], an[1], an[2], an[3]
@@ -91,6 +115,7 @@ func filterSmooth2(c *chain, kern Temporal, times, nat1, nat2 []float64, k, np i
 		ms[2*n], ms[2*n+1] = s0, s1
 		p := ps[4*n : 4*n+4]
 		p[0], p[1], p[2], p[3] = s00, s01, s01, s11
+		mean[n*np+k], vari[n*np+k] = s0, s00
 	}
 	return ll, nil
 }

@@ -37,9 +37,7 @@ type Posterior struct {
 	indep  bool
 	chains []chain
 	work   denseWork
-	h      []float64 // H of the temporal kernel
-	cw, z  []float64 // whitened observation of one bin
-	g, lam []float64 // site-whitening scratch
+	obsWork
 	mu, pu []float64 // latent-space marginals of one bin
 }
 
@@ -73,8 +71,7 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, smooth bool) error 
 	p.Times, p.NP, p.model, p.Smoothed = times, np, m, smooth
 	p.Mean = resize(p.Mean, n*np)
 	p.Var = resize(p.Var, n*np)
-	p.h = resize(p.h, d)
-	m.temporal.Measurement(p.h)
+	p.obsWork.grow(m)
 	p.LogLik = 0
 	p.indep = m.indep && !s.Full
 	if n == 0 {
@@ -87,7 +84,6 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, smooth bool) error 
 		}
 		p.chains = p.chains[:np]
 		p.work.grow(1, d, 1)
-		p.cw, p.z = resize(p.cw, d), resize(p.z, 1)
 		for k := 0; k < np; k++ {
 			c := &p.chains[k]
 			c.grow(n, d, d, smooth)
@@ -96,8 +92,10 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, smooth bool) error 
 				return fmt.Errorf("product %d: %w", k, err)
 			}
 			p.LogLik += ll
-			for i := 0; i < n; i++ {
-				p.Mean[i*np+k], p.Var[i*np+k] = p.chainMarginal(c, i)
+			if !p.fast2(c) {
+				for i := 0; i < n; i++ {
+					p.Mean[i*np+k], p.Var[i*np+k] = p.chainMarginal(c, i)
+				}
 			}
 		}
 		return nil
@@ -111,8 +109,6 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, smooth bool) error 
 	D := np * d
 	c.grow(n, D, d, smooth)
 	p.work.grow(np, d, np)
-	p.cw, p.z = resize(p.cw, np*D), resize(p.z, np)
-	p.g, p.lam = resize(p.g, np*np), resize(p.lam, np*np)
 	p.mu, p.pu = resize(p.mu, np), resize(p.pu, np*np)
 	ll, err := p.runChain(c, m, times, s, -1, smooth)
 	if err != nil {
@@ -132,8 +128,8 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, smooth bool) error 
 // scalar sites, k < 0 the coupled chain over all products.
 func (p *Posterior) runChain(c *chain, m *Model, times []float64, s *Sites, k int, smooth bool) (float64, error) {
 	kern := m.temporal
-	if k >= 0 && c.dim == 2 && p.h[0] == 1 && p.h[1] == 0 {
-		return filterSmooth2(c, kern, times, s.Nat1, s.Nat2, k, s.NP, smooth)
+	if k >= 0 && p.fast2(c) {
+		return filterSmooth2(c, kern, times, s.Nat1, s.Nat2, p.Mean, p.Var, k, s.NP, smooth)
 	}
 	w := &p.work
 	d := kern.Dim()
@@ -173,10 +169,11 @@ func (p *Posterior) runChain(c *chain, m *Model, times []float64, s *Sites, k in
 		var r int
 		var logdet float64
 		if k >= 0 {
-			r, logdet = p.scalarObs(s, n, k)
+			r, logdet = p.scalarObs(s.Nat1[n*s.NP+k], s.Nat2[n*s.NP+k])
 		} else {
 			var err error
-			if r, logdet, err = p.whiten(m, s, n); err != nil {
+			l1, l2 := s.Bin(n)
+			if r, logdet, err = p.whiten(m, l1, l2, s.Full); err != nil {
 				return 0, fmt.Errorf("bin %d: %w", n, err)
 			}
 		}
@@ -203,34 +200,10 @@ func (p *Posterior) runChain(c *chain, m *Model, times []float64, s *Sites, k in
 	return ll, nil
 }
 
-// scalarObs whitens product k's diagonal site in bin n into p.cw, p.z.
-func (p *Posterior) scalarObs(s *Sites, n, k int) (r int, logdet float64) {
-	l2 := s.Nat2[n*s.NP+k]
-	if l2 <= 0 {
-		return 0, 0
-	}
-	sq := math.Sqrt(l2)
-	for i, h := range p.h {
-		p.cw[i] = sq * h
-	}
-	p.z[0] = s.Nat1[n*s.NP+k] / sq
-	return 1, 0.5 * math.Log(l2)
-}
-
 // chainMarginal returns the mean and variance of H·x of a scalar chain.
 func (p *Posterior) chainMarginal(c *chain, n int) (mean, v float64) {
-	d := c.dim
 	ms, ps := c.state(n, p.Smoothed)
-	for i, hi := range p.h {
-		if hi == 0 {
-			continue
-		}
-		mean += hi * ms[i]
-		for j, hj := range p.h {
-			v += hi * hj * ps[i*d+j]
-		}
-	}
-	return mean, v
+	return scalarMarginal(ms, ps, p.h)
 }
 
 // jointMarginal writes the mean and joint covariance of f = B·(I⊗H)·x at
@@ -294,4 +267,9 @@ func loadMarginal(b []float64, np int, mu, pu, mean, cov []float64) {
 			cov[i*np+j], cov[j*np+i] = v, v
 		}
 	}
+}
+
+// fast2 reports whether a scalar chain takes the unrolled 2-state path.
+func (p *Posterior) fast2(c *chain) bool {
+	return c.dim == 2 && p.h[0] == 1 && p.h[1] == 0
 }

@@ -65,11 +65,22 @@ func (s *Sites) Validate() error {
 		return fmt.Errorf("filter: sites hold %d/%d values, want %d/%d", len(s.Nat1), len(s.Nat2), s.N*s.NP, want2)
 	}
 	for i, v := range s.Nat1 {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if v-v != 0 { // NaN or ±Inf
 			return fmt.Errorf("filter: site bin %d product %d: natural mean not finite: %v", i/s.NP, i%s.NP, v)
 		}
 	}
 	np := s.NP
+	if !s.Full {
+		for i, d := range s.Nat2 {
+			if !(d >= 0) || d-d != 0 {
+				return fmt.Errorf("filter: site bin %d product %d: precision must be finite and >= 0, got %v", i/np, i%np, d)
+			}
+			if d == 0 && s.Nat1[i] != 0 {
+				return fmt.Errorf("filter: site bin %d product %d: zero precision with non-zero natural mean", i/np, i%np)
+			}
+		}
+		return nil
+	}
 	for n := 0; n < s.N; n++ {
 		_, l2 := s.Bin(n)
 		for k := 0; k < np; k++ {

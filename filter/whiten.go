@@ -7,19 +7,48 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+// obsWork turns sites into whitened observation rows; it is shared by the
+// batch and the online filter so both compute exactly the same update.
+type obsWork struct {
+	h      []float64 // H of the temporal kernel
+	cw, z  []float64 // whitened observation of one bin
+	g, lam []float64 // site-whitening scratch
+}
+
+// grow sizes the scratch for model m.
+func (p *obsWork) grow(m *Model) {
+	d, np := m.temporal.Dim(), m.np
+	p.h = resize(p.h, d)
+	m.temporal.Measurement(p.h)
+	p.cw, p.z = resize(p.cw, np*np*d), resize(p.z, np)
+	p.g, p.lam = resize(p.g, np*np), resize(p.lam, np*np)
+}
+
+// scalarObs whitens a scalar site (λ₁, λ₂) of a single-product chain.
+func (p *obsWork) scalarObs(l1, l2 float64) (r int, logdet float64) {
+	if l2 <= 0 {
+		return 0, 0
+	}
+	sq := math.Sqrt(l2)
+	for i, h := range p.h {
+		p.cw[i] = sq * h
+	}
+	p.z[0] = l1 / sq
+	return 1, 0.5 * math.Log(l2)
+}
+
 // whiten turns bin n's site over all products into r whitened rows
 // z = Cw·x + e, e ~ N(0, I): with Λ = L·Lᵀ, Cw = Lᵀ·B·(I⊗H) and
 // z = L⁻¹·λ₁. It returns r and log|L|, the Jacobian that makes
 // log N(z | …) + log|L| = log N(ỹ | …) for an invertible Λ. Products with
 // zero precision drop out; a singular full block is factorised through its
 // eigendecomposition.
-func (p *Posterior) whiten(m *Model, s *Sites, n int) (r int, logdet float64, err error) {
-	np := s.NP
+func (p *obsWork) whiten(m *Model, l1, l2 []float64, full bool) (r int, logdet float64, err error) {
+	np := m.np
 	d := len(p.h)
 	D := np * d
-	l1, l2 := s.Bin(n)
 	g := p.g // r×np rows of Lᵀ·B
-	if !s.Full {
+	if !full {
 		for k := 0; k < np; k++ {
 			if l2[k] <= 0 {
 				continue
@@ -58,8 +87,8 @@ func (p *Posterior) whiten(m *Model, s *Sites, n int) (r int, logdet float64, er
 
 // whitenFull factorises a full site block restricted to the products with
 // non-zero precision.
-func (p *Posterior) whitenFull(m *Model, l1, l2 []float64) (r int, logdet float64, err error) {
-	np := p.NP
+func (p *obsWork) whitenFull(m *Model, l1, l2 []float64) (r int, logdet float64, err error) {
+	np := m.np
 	idx := make([]int, 0, np)
 	for k := 0; k < np; k++ {
 		if l2[k*np+k] > 0 {

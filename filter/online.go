@@ -1,0 +1,263 @@
+package filter
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Online is a Kalman filter driven one bin at a time, as the daemon runs
+// it: Advance to the next bin's time, Update with that bin's site, read the
+// filtered marginal, Forecast ahead. It computes exactly the same
+// recursions as Filter, so a batch run over the same bins and sites gives
+// the same moments and log marginal likelihood.
+//
+// An Online is not safe for concurrent use; Clone it (or Save/Restore its
+// State) to hand a copy to another goroutine.
+type Online struct {
+	model   *Model
+	full    bool
+	started bool
+	t       float64
+	logLik  float64
+	// Independent chains (one per product) or one coupled chain.
+	m, P   [][]float64
+	nm, nP [][]float64 // scratch for the next moments
+	work   denseWork
+	obs    obsWork
+	pinf   []float64
+	a, q   []float64
+	mu, pu []float64
+}
+
+// NewOnline returns a filter at the prior of model m, before any bin.
+// fullSites selects whether Update takes full N_p×N_p site precisions
+// (coupling products, one joint chain) or diagonal ones (one chain per
+// product when the product kernel is Independent).
+func NewOnline(m *Model, fullSites bool) (*Online, error) {
+	if m == nil {
+		return nil, errors.New("filter: nil model")
+	}
+	o := &Online{model: m, full: fullSites}
+	o.reset()
+	return o, nil
+}
+
+// chains returns the number of chains and the dimension of each.
+func (o *Online) layout() (chains, dim int) {
+	d := o.model.temporal.Dim()
+	if o.model.indep && !o.full {
+		return o.model.np, d
+	}
+	return 1, o.model.np * d
+}
+
+// reset puts the filter back at the prior, before any bin.
+func (o *Online) reset() {
+	nc, D := o.layout()
+	d := o.model.temporal.Dim()
+	o.m, o.P = make([][]float64, nc), make([][]float64, nc)
+	o.nm, o.nP = make([][]float64, nc), make([][]float64, nc)
+	o.pinf = resize(o.pinf, d*d)
+	o.model.temporal.Stationary(o.pinf)
+	for c := 0; c < nc; c++ {
+		o.m[c], o.P[c] = make([]float64, D), make([]float64, D*D)
+		o.nm[c], o.nP[c] = make([]float64, D), make([]float64, D*D)
+		for b := 0; b < D/d; b++ {
+			for r := 0; r < d; r++ {
+				copy(o.P[c][(b*d+r)*D+b*d:(b*d+r)*D+b*d+d], o.pinf[r*d:(r+1)*d])
+			}
+		}
+	}
+	if nc == 1 {
+		o.work.grow(D/d, d, o.model.np)
+	} else {
+		o.work.grow(1, d, 1)
+	}
+	o.obs.grow(o.model)
+	o.a, o.q = resize(o.a, d*d), resize(o.q, d*d)
+	o.mu, o.pu = resize(o.mu, o.model.np), resize(o.pu, o.model.np*o.model.np)
+	o.started, o.t, o.logLik = false, 0, 0
+}
+
+// Time returns the time of the current bin; ok is false before the first.
+func (o *Online) Time() (t float64, ok bool) { return o.t, o.started }
+
+// LogLik returns the log marginal likelihood of all sites so far.
+func (o *Online) LogLik() float64 { return o.logLik }
+
+// Advance predicts the state to time t, which must be later than the
+// current bin (the first call only sets the time: the state is then the
+// stationary prior).
+func (o *Online) Advance(t float64) error {
+	if math.IsNaN(t) || math.IsInf(t, 0) {
+		return fmt.Errorf("filter: advance to non-finite time %v", t)
+	}
+	if !o.started {
+		o.started, o.t = true, t
+		return nil
+	}
+	if !(t > o.t) {
+		return fmt.Errorf("filter: advance to %v, not after the current bin %v", t, o.t)
+	}
+	dt := t - o.t
+	o.model.temporal.Transition(o.a, dt)
+	ProcessNoise(o.model.temporal, o.q, dt, o.work.kscratch)
+	for c := range o.m {
+		predictDense(o.nm[c], o.nP[c], o.m[c], o.P[c], o.a, o.q, &o.work)
+		o.m[c], o.nm[c] = o.nm[c], o.m[c]
+		o.P[c], o.nP[c] = o.nP[c], o.P[c]
+	}
+	o.t = t
+	return nil
+}
+
+// Update conditions the current bin on a site (natural parameters over the
+// N_p products: nat1 of length N_p, nat2 the diagonal or, with full sites,
+// the N_p×N_p block). It returns the bin's log-likelihood contribution.
+// On error the state is unchanged.
+func (o *Online) Update(nat1, nat2 []float64) (float64, error) {
+	np := o.model.np
+	if !o.started {
+		return 0, errors.New("filter: update before the first Advance")
+	}
+	s := &Sites{N: 1, NP: np, Full: o.full, Nat1: nat1, Nat2: nat2}
+	if err := s.Validate(); err != nil {
+		return 0, err
+	}
+	var total float64
+	if len(o.m) > 1 || (o.model.indep && !o.full) {
+		for c := range o.m {
+			r, logdet := o.obs.scalarObs(nat1[c], nat2[c])
+			l, err := updateDense(o.nm[c], o.nP[c], o.m[c], o.P[c], o.obs.cw, o.obs.z, r, &o.work)
+			if err != nil {
+				return 0, fmt.Errorf("product %d: %w", c, err)
+			}
+			total += l + logdet
+		}
+	} else {
+		r, logdet, err := o.obs.whiten(o.model, nat1, nat2, o.full)
+		if err != nil {
+			return 0, err
+		}
+		l, err := updateDense(o.nm[0], o.nP[0], o.m[0], o.P[0], o.obs.cw, o.obs.z, r, &o.work)
+		if err != nil {
+			return 0, err
+		}
+		total = l + logdet
+	}
+	for c := range o.m {
+		if !finite(o.nm[c]) || !finite(o.nP[c]) {
+			return 0, errNonFinite
+		}
+	}
+	for c := range o.m {
+		o.m[c], o.nm[c] = o.nm[c], o.m[c]
+		o.P[c], o.nP[c] = o.nP[c], o.P[c]
+	}
+	o.logLik += total
+	return total, nil
+}
+
+// Marginal writes the filtered mean (length N_p) and joint covariance
+// (N_p×N_p, or nil) of the latent demand at the current bin.
+func (o *Online) Marginal(mean, cov []float64) {
+	o.marginal(o.m, o.P, mean, cov)
+}
+
+// Forecast writes the predictive mean and covariance of f at a time t
+// later than the current bin without changing the filter state.
+func (o *Online) Forecast(t float64, mean, cov []float64) error {
+	if !o.started {
+		return errors.New("filter: forecast before the first bin")
+	}
+	if !(t >= o.t) || math.IsInf(t, 0) {
+		return fmt.Errorf("filter: forecast at %v, before the current bin %v", t, o.t)
+	}
+	dt := t - o.t
+	o.model.temporal.Transition(o.a, dt)
+	ProcessNoise(o.model.temporal, o.q, dt, o.work.kscratch)
+	for c := range o.m {
+		predictDense(o.nm[c], o.nP[c], o.m[c], o.P[c], o.a, o.q, &o.work)
+	}
+	o.marginal(o.nm, o.nP, mean, cov)
+	return nil
+}
+
+func (o *Online) marginal(m, P [][]float64, mean, cov []float64) {
+	np := o.model.np
+	if len(m) > 1 || (o.model.indep && !o.full) {
+		if cov != nil {
+			for i := range cov[:np*np] {
+				cov[i] = 0
+			}
+		}
+		for c := range m {
+			mu, v := scalarMarginal(m[c], P[c], o.obs.h)
+			mean[c] = mu
+			if cov != nil {
+				cov[c*np+c] = v
+			}
+		}
+		return
+	}
+	latentMarginal(m[0], P[0], o.obs.h, np, o.mu, o.pu)
+	if cov == nil {
+		cov = make([]float64, np*np)
+	}
+	loadMarginal(o.model.b, np, o.mu, o.pu, mean, cov)
+}
+
+// State is a copy of an Online filter's state, for snapshots and for
+// handing a filter to another goroutine.
+type State struct {
+	Started bool
+	Time    float64
+	LogLik  float64
+	// Mean and Cov hold one state mean and covariance (row-major) per chain.
+	Mean, Cov [][]float64
+}
+
+// Save returns a deep copy of the filter's state.
+func (o *Online) Save() State {
+	s := State{Started: o.started, Time: o.t, LogLik: o.logLik}
+	for c := range o.m {
+		s.Mean = append(s.Mean, append([]float64(nil), o.m[c]...))
+		s.Cov = append(s.Cov, append([]float64(nil), o.P[c]...))
+	}
+	return s
+}
+
+// Restore replaces the filter's state by s, which must come from a filter
+// of the same model shape. On error the state is unchanged.
+func (o *Online) Restore(s State) error {
+	nc, D := o.layout()
+	if len(s.Mean) != nc || len(s.Cov) != nc {
+		return fmt.Errorf("filter: state has %d chains, want %d", len(s.Mean), nc)
+	}
+	for c := 0; c < nc; c++ {
+		if len(s.Mean[c]) != D || len(s.Cov[c]) != D*D {
+			return fmt.Errorf("filter: state chain %d has dimension %d, want %d", c, len(s.Mean[c]), D)
+		}
+		if !finite(s.Mean[c]) || !finite(s.Cov[c]) {
+			return fmt.Errorf("filter: state chain %d is not finite", c)
+		}
+	}
+	if math.IsNaN(s.Time) || math.IsInf(s.Time, 0) {
+		return fmt.Errorf("filter: state time not finite: %v", s.Time)
+	}
+	for c := 0; c < nc; c++ {
+		copy(o.m[c], s.Mean[c])
+		copy(o.P[c], s.Cov[c])
+	}
+	o.started, o.t, o.logLik = s.Started, s.Time, s.LogLik
+	return nil
+}
+
+// Clone returns an independent copy of the filter sharing the model.
+func (o *Online) Clone() *Online {
+	c := &Online{model: o.model, full: o.full}
+	c.reset()
+	_ = c.Restore(o.Save())
+	return c
+}

@@ -1,0 +1,144 @@
+package filter
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Predict writes the posterior mean and covariance of the latent demand f
+// over all products at an arbitrary time t into mean (length NP) and cov
+// (NP×NP, or nil to skip; for independent chains only the diagonal is
+// non-zero). Between bins it interpolates, before the first bin it
+// conditions the stationary prior backwards, after the last bin it
+// forecasts; at a bin time it returns that bin's marginal. With a smoothed
+// posterior the result conditions on all sites; with a filtered one, on the
+// sites up to t.
+func (p *Posterior) Predict(t float64, mean, cov []float64) error {
+	np := p.NP
+	if p.model == nil {
+		return errors.New("filter: predict on an empty posterior")
+	}
+	if math.IsNaN(t) || math.IsInf(t, 0) {
+		return fmt.Errorf("filter: predict at non-finite time %v", t)
+	}
+	if len(mean) < np || (cov != nil && len(cov) < np*np) {
+		return fmt.Errorf("filter: predict destinations too short for %d products", np)
+	}
+	if p.indep {
+		d := p.model.temporal.Dim()
+		if cov != nil {
+			for i := range cov[:np*np] {
+				cov[i] = 0
+			}
+		}
+		pw := &predictWork{}
+		pw.grow(d)
+		p.work.grow(1, d, 1)
+		for k := range p.chains {
+			if err := p.predictChain(&p.chains[k], t, pw); err != nil {
+				return err
+			}
+			mu, v := scalarMarginal(pw.ms, pw.ps, p.h)
+			mean[k] = mu
+			if cov != nil {
+				cov[k*np+k] = v
+			}
+		}
+		return nil
+	}
+	D := np * p.model.temporal.Dim()
+	pw := &predictWork{}
+	pw.grow(D)
+	p.work.grow(np, p.model.temporal.Dim(), np)
+	if err := p.predictChain(&p.chains[0], t, pw); err != nil {
+		return err
+	}
+	latentMarginal(pw.ms, pw.ps, p.h, np, p.mu, p.pu)
+	if cov == nil {
+		cov = make([]float64, np*np)
+	}
+	loadMarginal(p.model.b, np, p.mu, p.pu, mean, cov)
+	return nil
+}
+
+// predictWork holds the moments of one prediction.
+type predictWork struct {
+	mf, pf, ms, ps []float64
+	a, q           []float64
+}
+
+func (w *predictWork) grow(D int) {
+	w.mf, w.pf = resize(w.mf, D), resize(w.pf, D*D)
+	w.ms, w.ps = resize(w.ms, D), resize(w.ps, D*D)
+}
+
+// predictChain writes the state moments of chain c at time t into w.ms,
+// w.ps.
+func (p *Posterior) predictChain(c *chain, t float64, w *predictWork) error {
+	kern := p.model.temporal
+	d := kern.Dim()
+	D := c.dim
+	dw := &p.work
+	w.a, w.q = resize(w.a, d*d), resize(w.q, d*d)
+	times := p.Times
+	N := len(times)
+	idx := sort.SearchFloat64s(times, t)
+	if idx < N && times[idx] == t {
+		ms, ps := c.state(idx, p.Smoothed)
+		copy(w.ms, ms)
+		copy(w.ps, ps)
+		return nil
+	}
+	// "Filtered" moments at t: propagated from the previous bin, or the
+	// stationary prior before the first bin.
+	if idx == 0 {
+		for i := range w.mf {
+			w.mf[i] = 0
+		}
+		for i := range w.pf {
+			w.pf[i] = 0
+		}
+		kern.Stationary(w.q)
+		for b := 0; b < D/d; b++ {
+			for r := 0; r < d; r++ {
+				copy(w.pf[(b*d+r)*D+b*d:(b*d+r)*D+b*d+d], w.q[r*d:(r+1)*d])
+			}
+		}
+	} else {
+		dt := t - times[idx-1]
+		kern.Transition(w.a, dt)
+		ProcessNoise(kern, w.q, dt, dw.kscratch)
+		// After the last bin the filtered and smoothed states coincide; in
+		// between, the filter state at the previous bin is what the RTS
+		// step below corrects.
+		mPrev, pPrev := c.mf[(idx-1)*D:idx*D], c.pf[(idx-1)*D*D:idx*D*D]
+		predictDense(w.mf, w.pf, mPrev, pPrev, w.a, w.q, dw)
+	}
+	if idx == N || !p.Smoothed {
+		copy(w.ms, w.mf)
+		copy(w.ps, w.pf)
+		return nil
+	}
+	// One RTS step from the next bin. Its predicted moments from t equal
+	// the stored ones because A and Q compose over the split interval.
+	kern.Transition(w.a, times[idx]-t)
+	msN, psN := c.state(idx, true)
+	return smoothDense(w.ms, w.ps, w.mf, w.pf, msN, psN, c.mp[idx*D:(idx+1)*D], c.pp[idx*D*D:(idx+1)*D*D], w.a, dw)
+}
+
+// scalarMarginal returns H·x and H·P·Hᵀ.
+func scalarMarginal(x, P, h []float64) (mean, v float64) {
+	d := len(h)
+	for i, hi := range h {
+		if hi == 0 {
+			continue
+		}
+		mean += hi * x[i]
+		for j, hj := range h {
+			v += hi * hj * P[i*d+j]
+		}
+	}
+	return mean, v
+}
