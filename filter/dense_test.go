@@ -28,8 +28,7 @@ func newDenseGP(t *testing.T, m *Model, times []float64, s *Sites) *denseGP {
 	K := mat.NewSymDense(N, nil)
 	for a := 0; a < N; a++ {
 		for b := 0; b <= a; b++ {
-			kt := m.Temporal().Cov(times[a/np] - times[b/np])
-			K.SetSym(a, b, kt*m.ProductCov(a%np, b%np))
+			K.SetSym(a, b, m.Cov(times[a/np], a%np, times[b/np], b%np))
 		}
 	}
 	// Observed entries: products with positive precision.
@@ -281,6 +280,8 @@ func TestSmoothMatchesDenseGP(t *testing.T) {
 		{"matern52/indep3", indepModel(m52(2.0, 3.0), 3), false},
 		{"matern32/indep3/full-sites", indepModel(m32(0.7, 1.5), 3), true},
 		{"matern52/indep2/full-sites", indepModel(m52(1.1, 0.8), 2), true},
+		{"per-product/3", perProductModel(), false},
+		{"per-product/3/full-sites", perProductModel(), true},
 	}
 	cases = append(cases, extraDenseCases...)
 	for _, tc := range cases {
@@ -313,5 +314,17 @@ func TestSmoothMatchesDenseGP(t *testing.T) {
 				t.Errorf("filter-only lml %.15g vs dense %.15g", f.LogLik, g.lml)
 			}
 		})
+	}
+}
+
+// perProductModel has a different kernel (and dimension) per product.
+func perProductModel() func(t *testing.T) *Model {
+	return func(t *testing.T) *Model {
+		must := mustT(t)
+		m, err := NewIndependentModel([]Temporal{must(NewMatern52(1.2, 2.0)), must(NewMatern32(0.6, 0.9)), must(NewMatern12(2.0, 4.0))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
 	}
 }

@@ -19,8 +19,9 @@ import (
 // Independent product kernel B = I and, as long as the sites are diagonal,
 // every product is filtered as its own chain at O(N_p d³) per step.
 type Model struct {
-	temporal Temporal
-	spatial  Spatial
+	temporal   Temporal   // shared temporal kernel; nil with per-product kernels
+	perProduct []Temporal // per-product kernels (Independent models only)
+	spatial    Spatial
 	features [][]float64
 	np       int
 	indep    bool
@@ -49,6 +50,54 @@ func NewModel(t Temporal, s Spatial, features [][]float64, np int) (*Model, erro
 		return nil, err
 	}
 	return m, nil
+}
+
+// NewIndependentModel returns a prior of independent products in which
+// product k has its own temporal kernel ks[k] (own hyperparameters, as in
+// the paper's Independent([Matérn-5/2]×N_p) models).
+func NewIndependentModel(ks []Temporal) (*Model, error) {
+	if len(ks) == 0 {
+		return nil, errors.New("filter: model needs at least one product")
+	}
+	for i, k := range ks {
+		if k == nil {
+			return nil, fmt.Errorf("filter: product %d has no temporal kernel", i)
+		}
+	}
+	m := &Model{perProduct: ks, np: len(ks)}
+	if err := m.refresh(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// kernelOf returns the temporal kernel of product k.
+func (m *Model) kernelOf(k int) Temporal {
+	if m.perProduct != nil {
+		return m.perProduct[k]
+	}
+	return m.temporal
+}
+
+// joint returns the kernel of one copy of the coupled chain's state and the
+// number of copies: the shared kernel N_p times, or the block-diagonal
+// stack of per-product kernels once.
+func (m *Model) joint() (Temporal, int) {
+	if m.perProduct != nil {
+		return newStack(m.perProduct), 1
+	}
+	return m.temporal, m.np
+}
+
+// Cov returns the prior covariance of f(t1, product i) and f(t2, product j).
+func (m *Model) Cov(t1 float64, i int, t2 float64, j int) float64 {
+	if m.perProduct != nil {
+		if i != j {
+			return 0
+		}
+		return m.perProduct[i].Cov(t1 - t2)
+	}
+	return m.temporal.Cov(t1-t2) * m.ProductCov(i, j)
 }
 
 // isIndependent reports whether s is the Independent product kernel.
@@ -99,8 +148,12 @@ func (m *Model) refresh() error {
 // NumProducts returns N_p.
 func (m *Model) NumProducts() int { return m.np }
 
-// Temporal returns the temporal kernel.
-func (m *Model) Temporal() Temporal { return m.temporal }
+// Temporal returns the shared temporal kernel, or product 0's with
+// per-product kernels.
+func (m *Model) Temporal() Temporal { return m.kernelOf(0) }
+
+// TemporalOf returns the temporal kernel of product k.
+func (m *Model) TemporalOf(k int) Temporal { return m.kernelOf(k) }
 
 // Spatial returns the product kernel (nil for Independent).
 func (m *Model) Spatial() Spatial { return m.spatial }
@@ -108,13 +161,24 @@ func (m *Model) Spatial() Spatial { return m.spatial }
 // Independent reports whether products are a priori independent.
 func (m *Model) Independent() bool { return m.indep }
 
-// StateDim returns the dimension of the joint state, N_p·d.
-func (m *Model) StateDim() int { return m.np * m.temporal.Dim() }
+// StateDim returns the dimension of the joint state (N_p·d when shared).
+func (m *Model) StateDim() int {
+	k, c := m.joint()
+	return c * k.Dim()
+}
+
+// temporals returns the temporal hyperparameter holder.
+func (m *Model) temporals() Temporal {
+	if m.perProduct != nil {
+		return newStack(m.perProduct)
+	}
+	return m.temporal
+}
 
 // NumParams returns the number of hyperparameters of the temporal and
 // product kernels together.
 func (m *Model) NumParams() int {
-	n := m.temporal.NumParams()
+	n := m.temporals().NumParams()
 	if m.spatial != nil {
 		n += m.spatial.NumParams()
 	}
@@ -125,7 +189,7 @@ func (m *Model) NumParams() int {
 // "temporal." and "product.".
 func (m *Model) ParamNames() []string {
 	var names []string
-	for _, n := range m.temporal.ParamNames() {
+	for _, n := range m.temporals().ParamNames() {
 		names = append(names, "temporal."+n)
 	}
 	if m.spatial != nil {
@@ -142,8 +206,9 @@ func (m *Model) Params(dst []float64) []float64 {
 	if dst == nil {
 		dst = make([]float64, m.NumParams())
 	}
-	nt := m.temporal.NumParams()
-	m.temporal.Params(dst[:nt])
+	tk := m.temporals()
+	nt := tk.NumParams()
+	tk.Params(dst[:nt])
 	if m.spatial != nil {
 		m.spatial.Params(dst[nt:])
 	}
@@ -160,19 +225,20 @@ func (m *Model) SetParams(src []float64) error {
 			return fmt.Errorf("filter: model parameter %d is not finite: %v", i, v)
 		}
 	}
-	nt := m.temporal.NumParams()
+	tk := m.temporals()
+	nt := tk.NumParams()
 	old := m.Params(nil)
-	if err := m.temporal.SetParams(src[:nt]); err != nil {
+	if err := tk.SetParams(src[:nt]); err != nil {
 		return err
 	}
 	if m.spatial != nil {
 		if err := m.spatial.SetParams(src[nt:]); err != nil {
-			_ = m.temporal.SetParams(old[:nt])
+			_ = tk.SetParams(old[:nt])
 			return err
 		}
 	}
 	if err := m.refresh(); err != nil {
-		_ = m.temporal.SetParams(old[:nt])
+		_ = tk.SetParams(old[:nt])
 		if m.spatial != nil {
 			_ = m.spatial.SetParams(old[nt:])
 		}
@@ -185,7 +251,15 @@ func (m *Model) SetParams(src []float64) error {
 // Clone returns a deep copy whose hyperparameters can change independently.
 func (m *Model) Clone() *Model {
 	c := *m
-	c.temporal = m.temporal.Clone()
+	if m.temporal != nil {
+		c.temporal = m.temporal.Clone()
+	}
+	if m.perProduct != nil {
+		c.perProduct = make([]Temporal, len(m.perProduct))
+		for i, k := range m.perProduct {
+			c.perProduct[i] = k.Clone()
+		}
+	}
 	if m.spatial != nil {
 		c.spatial = m.spatial.Clone()
 	}

@@ -23,10 +23,11 @@ type Online struct {
 	// Independent chains (one per product) or one coupled chain.
 	m, P   [][]float64
 	nm, nP [][]float64 // scratch for the next moments
-	work   denseWork
+	kerns  []Temporal  // kernel of each chain's copies
+	copies int         // copies of the kernel in each chain
+	work   []denseWork
 	obs    obsWork
-	pinf   []float64
-	a, q   []float64
+	a, q   [][]float64
 	mu, pu []float64
 }
 
@@ -43,41 +44,57 @@ func NewOnline(m *Model, fullSites bool) (*Online, error) {
 	return o, nil
 }
 
-// chains returns the number of chains and the dimension of each.
-func (o *Online) layout() (chains, dim int) {
-	d := o.model.temporal.Dim()
-	if o.model.indep && !o.full {
-		return o.model.np, d
-	}
-	return 1, o.model.np * d
-}
+// scalar reports whether every product is its own chain.
+func (o *Online) scalar() bool { return o.model.indep && !o.full }
 
 // reset puts the filter back at the prior, before any bin.
 func (o *Online) reset() {
-	nc, D := o.layout()
-	d := o.model.temporal.Dim()
+	if o.scalar() {
+		o.kerns, o.copies = make([]Temporal, o.model.np), 1
+		for k := range o.kerns {
+			o.kerns[k] = o.model.kernelOf(k)
+		}
+	} else {
+		kern, copies := o.model.joint()
+		o.kerns, o.copies = []Temporal{kern}, copies
+	}
+	nc := len(o.kerns)
 	o.m, o.P = make([][]float64, nc), make([][]float64, nc)
 	o.nm, o.nP = make([][]float64, nc), make([][]float64, nc)
-	o.pinf = resize(o.pinf, d*d)
-	o.model.temporal.Stationary(o.pinf)
-	for c := 0; c < nc; c++ {
+	o.a, o.q = make([][]float64, nc), make([][]float64, nc)
+	o.work = make([]denseWork, nc)
+	for c, kern := range o.kerns {
+		d := kern.Dim()
+		D := o.copies * d
+		pinf := make([]float64, d*d)
+		kern.Stationary(pinf)
 		o.m[c], o.P[c] = make([]float64, D), make([]float64, D*D)
 		o.nm[c], o.nP[c] = make([]float64, D), make([]float64, D*D)
-		for b := 0; b < D/d; b++ {
+		o.a[c], o.q[c] = make([]float64, d*d), make([]float64, d*d)
+		for b := 0; b < o.copies; b++ {
 			for r := 0; r < d; r++ {
-				copy(o.P[c][(b*d+r)*D+b*d:(b*d+r)*D+b*d+d], o.pinf[r*d:(r+1)*d])
+				copy(o.P[c][(b*d+r)*D+b*d:(b*d+r)*D+b*d+d], pinf[r*d:(r+1)*d])
 			}
 		}
-	}
-	if nc == 1 {
-		o.work.grow(D/d, d, o.model.np)
-	} else {
-		o.work.grow(1, d, 1)
+		rmax := 1
+		if !o.scalar() {
+			rmax = o.model.np
+		}
+		o.work[c].grow(o.copies, d, rmax)
 	}
 	o.obs.grow(o.model)
-	o.a, o.q = resize(o.a, d*d), resize(o.q, d*d)
 	o.mu, o.pu = resize(o.mu, o.model.np), resize(o.pu, o.model.np*o.model.np)
 	o.started, o.t, o.logLik = false, 0, 0
+}
+
+// propagate writes the moments of every chain dt after the current bin
+// into nm, nP.
+func (o *Online) propagate(dt float64) {
+	for c, kern := range o.kerns {
+		kern.Transition(o.a[c], dt)
+		ProcessNoise(kern, o.q[c], dt, o.work[c].kscratch)
+		predictDense(o.nm[c], o.nP[c], o.m[c], o.P[c], o.a[c], o.q[c], &o.work[c])
+	}
 }
 
 // Time returns the time of the current bin; ok is false before the first.
@@ -100,11 +117,8 @@ func (o *Online) Advance(t float64) error {
 	if !(t > o.t) {
 		return fmt.Errorf("filter: advance to %v, not after the current bin %v", t, o.t)
 	}
-	dt := t - o.t
-	o.model.temporal.Transition(o.a, dt)
-	ProcessNoise(o.model.temporal, o.q, dt, o.work.kscratch)
+	o.propagate(t - o.t)
 	for c := range o.m {
-		predictDense(o.nm[c], o.nP[c], o.m[c], o.P[c], o.a, o.q, &o.work)
 		o.m[c], o.nm[c] = o.nm[c], o.m[c]
 		o.P[c], o.nP[c] = o.nP[c], o.P[c]
 	}
@@ -126,10 +140,11 @@ func (o *Online) Update(nat1, nat2 []float64) (float64, error) {
 		return 0, err
 	}
 	var total float64
-	if len(o.m) > 1 || (o.model.indep && !o.full) {
+	if o.scalar() {
 		for c := range o.m {
+			o.obs.h = o.obs.rows[c].h
 			r, logdet := o.obs.scalarObs(nat1[c], nat2[c])
-			l, err := updateDense(o.nm[c], o.nP[c], o.m[c], o.P[c], o.obs.cw, o.obs.z, r, &o.work)
+			l, err := updateDense(o.nm[c], o.nP[c], o.m[c], o.P[c], o.obs.cw, o.obs.z, r, &o.work[c])
 			if err != nil {
 				return 0, fmt.Errorf("product %d: %w", c, err)
 			}
@@ -140,7 +155,7 @@ func (o *Online) Update(nat1, nat2 []float64) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		l, err := updateDense(o.nm[0], o.nP[0], o.m[0], o.P[0], o.obs.cw, o.obs.z, r, &o.work)
+		l, err := updateDense(o.nm[0], o.nP[0], o.m[0], o.P[0], o.obs.cw, o.obs.z, r, &o.work[0])
 		if err != nil {
 			return 0, err
 		}
@@ -174,12 +189,7 @@ func (o *Online) Forecast(t float64, mean, cov []float64) error {
 	if !(t >= o.t) || math.IsInf(t, 0) {
 		return fmt.Errorf("filter: forecast at %v, before the current bin %v", t, o.t)
 	}
-	dt := t - o.t
-	o.model.temporal.Transition(o.a, dt)
-	ProcessNoise(o.model.temporal, o.q, dt, o.work.kscratch)
-	for c := range o.m {
-		predictDense(o.nm[c], o.nP[c], o.m[c], o.P[c], o.a, o.q, &o.work)
-	}
+	o.propagate(t - o.t)
 	o.marginal(o.nm, o.nP, mean, cov)
 	return nil
 }
@@ -193,7 +203,7 @@ func (o *Online) marginal(m, P [][]float64, mean, cov []float64) {
 			}
 		}
 		for c := range m {
-			mu, v := scalarMarginal(m[c], P[c], o.obs.h)
+			mu, v := scalarMarginal(m[c], P[c], o.obs.rows[c].h)
 			mean[c] = mu
 			if cov != nil {
 				cov[c*np+c] = v
@@ -201,7 +211,7 @@ func (o *Online) marginal(m, P [][]float64, mean, cov []float64) {
 		}
 		return
 	}
-	latentMarginal(m[0], P[0], o.obs.h, np, o.mu, o.pu)
+	latentMarginal(m[0], P[0], o.obs.rows, o.mu, o.pu)
 	if cov == nil {
 		cov = make([]float64, np*np)
 	}
@@ -231,11 +241,12 @@ func (o *Online) Save() State {
 // Restore replaces the filter's state by s, which must come from a filter
 // of the same model shape. On error the state is unchanged.
 func (o *Online) Restore(s State) error {
-	nc, D := o.layout()
+	nc := len(o.m)
 	if len(s.Mean) != nc || len(s.Cov) != nc {
 		return fmt.Errorf("filter: state has %d chains, want %d", len(s.Mean), nc)
 	}
 	for c := 0; c < nc; c++ {
+		D := len(o.m[c])
 		if len(s.Mean[c]) != D || len(s.Cov[c]) != D*D {
 			return fmt.Errorf("filter: state chain %d has dimension %d, want %d", c, len(s.Mean[c]), D)
 		}

@@ -16,6 +16,7 @@ func TestOnlineMatchesBatchFilter(t *testing.T) {
 		{"matern52/indep2/full", indepModel(m52(1.1, 2.0), 2), true},
 		{"matern12/indep1", indepModel(m12(1.0, 0.5), 1), false},
 	}
+	cases = append(cases, testCase{"per-product/full", perProductModel(), true}, testCase{"per-product", perProductModel(), false})
 	cases = append(cases, extraDenseCases...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -67,7 +67,7 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, smooth bool) error 
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	n, np, d := len(times), m.np, m.temporal.Dim()
+	n, np := len(times), m.np
 	p.Times, p.NP, p.model, p.Smoothed = times, np, m, smooth
 	p.Mean = resize(p.Mean, n*np)
 	p.Var = resize(p.Var, n*np)
@@ -83,11 +83,14 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, smooth bool) error 
 			p.chains = make([]chain, np)
 		}
 		p.chains = p.chains[:np]
-		p.work.grow(1, d, 1)
 		for k := 0; k < np; k++ {
+			kern := m.kernelOf(k)
+			d := kern.Dim()
+			p.work.grow(1, d, 1)
+			p.h = p.rows[k].h
 			c := &p.chains[k]
 			c.grow(n, d, d, smooth)
-			ll, err := p.runChain(c, m, times, s, k, smooth)
+			ll, err := p.runChain(c, m, kern, times, s, k, smooth)
 			if err != nil {
 				return fmt.Errorf("product %d: %w", k, err)
 			}
@@ -106,11 +109,13 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, smooth bool) error 
 	}
 	p.chains = p.chains[:1]
 	c := &p.chains[0]
-	D := np * d
+	kern, copies := m.joint()
+	d := kern.Dim()
+	D := copies * d
 	c.grow(n, D, d, smooth)
-	p.work.grow(np, d, np)
+	p.work.grow(copies, d, np)
 	p.mu, p.pu = resize(p.mu, np), resize(p.pu, np*np)
-	ll, err := p.runChain(c, m, times, s, -1, smooth)
+	ll, err := p.runChain(c, m, kern, times, s, -1, smooth)
 	if err != nil {
 		return err
 	}
@@ -126,8 +131,7 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, smooth bool) error 
 
 // runChain filters (and smooths) one chain; k >= 0 selects product k's
 // scalar sites, k < 0 the coupled chain over all products.
-func (p *Posterior) runChain(c *chain, m *Model, times []float64, s *Sites, k int, smooth bool) (float64, error) {
-	kern := m.temporal
+func (p *Posterior) runChain(c *chain, m *Model, kern Temporal, times []float64, s *Sites, k int, smooth bool) (float64, error) {
 	if k >= 0 && p.fast2(c) {
 		return filterSmooth2(c, kern, times, s.Nat1, s.Nat2, p.Mean, p.Var, k, s.NP, smooth)
 	}
@@ -210,32 +214,30 @@ func (p *Posterior) chainMarginal(c *chain, n int) (mean, v float64) {
 // bin n of the coupled chain.
 func (p *Posterior) jointMarginal(c *chain, n int, mean, cov []float64) {
 	np := p.NP
-	d := len(p.h)
-	D := np * d
-	_ = D
 	x, P := c.state(n, p.Smoothed)
-	latentMarginal(x, P, p.h, np, p.mu, p.pu)
+	latentMarginal(x, P, p.rows, p.mu, p.pu)
 	loadMarginal(p.model.b, np, p.mu, p.pu, mean, cov)
 }
 
-// latentMarginal writes μ_i = H x_i and P_u[i,j] = H P_ij Hᵀ.
-func latentMarginal(x, P, h []float64, np int, mu, pu []float64) {
-	d := len(h)
-	D := np * d
-	for i := 0; i < np; i++ {
+// latentMarginal writes μ_k = H_k x_k and P_u[k,l] = H_k P_kl H_lᵀ for
+// the products' measurement rows in a joint state x (dimension D).
+func latentMarginal(x, P []float64, rows []hrow, mu, pu []float64) {
+	np := len(rows)
+	D := len(x)
+	for i, ri := range rows {
 		var s float64
-		for a, ha := range h {
-			s += ha * x[i*d+a]
+		for a, ha := range ri.h {
+			s += ha * x[ri.off+a]
 		}
 		mu[i] = s
-		for j := 0; j <= i; j++ {
+		for j, rj := range rows[:i+1] {
 			var v float64
-			for a, ha := range h {
+			for a, ha := range ri.h {
 				if ha == 0 {
 					continue
 				}
-				row := P[(i*d+a)*D+j*d:]
-				for b, hb := range h {
+				row := P[(ri.off+a)*D+rj.off:]
+				for b, hb := range rj.h {
 					v += ha * hb * row[b]
 				}
 			}

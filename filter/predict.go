@@ -27,20 +27,21 @@ func (p *Posterior) Predict(t float64, mean, cov []float64) error {
 		return fmt.Errorf("filter: predict destinations too short for %d products", np)
 	}
 	if p.indep {
-		d := p.model.temporal.Dim()
 		if cov != nil {
 			for i := range cov[:np*np] {
 				cov[i] = 0
 			}
 		}
 		pw := &predictWork{}
-		pw.grow(d)
-		p.work.grow(1, d, 1)
 		for k := range p.chains {
-			if err := p.predictChain(&p.chains[k], t, pw); err != nil {
+			kern := p.model.kernelOf(k)
+			d := kern.Dim()
+			pw.grow(d)
+			p.work.grow(1, d, 1)
+			if err := p.predictChain(&p.chains[k], kern, t, pw); err != nil {
 				return err
 			}
-			mu, v := scalarMarginal(pw.ms, pw.ps, p.h)
+			mu, v := scalarMarginal(pw.ms, pw.ps, p.rows[k].h)
 			mean[k] = mu
 			if cov != nil {
 				cov[k*np+k] = v
@@ -48,14 +49,14 @@ func (p *Posterior) Predict(t float64, mean, cov []float64) error {
 		}
 		return nil
 	}
-	D := np * p.model.temporal.Dim()
+	kern, copies := p.model.joint()
 	pw := &predictWork{}
-	pw.grow(D)
-	p.work.grow(np, p.model.temporal.Dim(), np)
-	if err := p.predictChain(&p.chains[0], t, pw); err != nil {
+	pw.grow(copies * kern.Dim())
+	p.work.grow(copies, kern.Dim(), np)
+	if err := p.predictChain(&p.chains[0], kern, t, pw); err != nil {
 		return err
 	}
-	latentMarginal(pw.ms, pw.ps, p.h, np, p.mu, p.pu)
+	latentMarginal(pw.ms, pw.ps, p.rows, p.mu, p.pu)
 	if cov == nil {
 		cov = make([]float64, np*np)
 	}
@@ -76,8 +77,7 @@ func (w *predictWork) grow(D int) {
 
 // predictChain writes the state moments of chain c at time t into w.ms,
 // w.ps.
-func (p *Posterior) predictChain(c *chain, t float64, w *predictWork) error {
-	kern := p.model.temporal
+func (p *Posterior) predictChain(c *chain, kern Temporal, t float64, w *predictWork) error {
 	d := kern.Dim()
 	D := c.dim
 	dw := &p.work

@@ -16,6 +16,7 @@ func TestPredictMatchesDenseGP(t *testing.T) {
 		{"matern52/indep2", indepModel(m52(1.2, 2.5), 2), false},
 		{"matern12/indep2/full", indepModel(m12(0.8, 3.0), 2), true},
 	}
+	cases = append(cases, testCase{"per-product/full", perProductModel(), true}, testCase{"per-product", perProductModel(), false})
 	cases = append(cases, extraDenseCases...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

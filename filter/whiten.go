@@ -10,17 +10,38 @@ import (
 // obsWork turns sites into whitened observation rows; it is shared by the
 // batch and the online filter so both compute exactly the same update.
 type obsWork struct {
-	h      []float64 // H of the temporal kernel
+	h      []float64 // H of the scalar chain being run
+	rows   []hrow    // product k's measurement in the joint state
 	cw, z  []float64 // whitened observation of one bin
 	g, lam []float64 // site-whitening scratch
 }
 
+// hrow is one product's measurement row in the joint state: H_k placed at
+// offset off.
+type hrow struct {
+	off int
+	h   []float64
+}
+
 // grow sizes the scratch for model m.
 func (p *obsWork) grow(m *Model) {
-	d, np := m.temporal.Dim(), m.np
-	p.h = resize(p.h, d)
-	m.temporal.Measurement(p.h)
-	p.cw, p.z = resize(p.cw, np*np*d), resize(p.z, np)
+	np := m.np
+	if cap(p.rows) < np {
+		p.rows = make([]hrow, np)
+	}
+	p.rows = p.rows[:np]
+	off := 0
+	for k := 0; k < np; k++ {
+		kern := m.kernelOf(k)
+		d := kern.Dim()
+		r := &p.rows[k]
+		r.h = resize(r.h, d)
+		kern.Measurement(r.h)
+		r.off = off
+		off += d
+	}
+	p.h = p.rows[0].h
+	p.cw, p.z = resize(p.cw, np*off), resize(p.z, np)
 	p.g, p.lam = resize(p.g, np*np), resize(p.lam, np*np)
 }
 
@@ -45,8 +66,7 @@ func (p *obsWork) scalarObs(l1, l2 float64) (r int, logdet float64) {
 // eigendecomposition.
 func (p *obsWork) whiten(m *Model, l1, l2 []float64, full bool) (r int, logdet float64, err error) {
 	np := m.np
-	d := len(p.h)
-	D := np * d
+	D := m.StateDim()
 	g := p.g // r×np rows of Lᵀ·B
 	if !full {
 		for k := 0; k < np; k++ {
@@ -77,8 +97,9 @@ func (p *obsWork) whiten(m *Model, l1, l2 []float64, full bool) (r int, logdet f
 			if gv == 0 {
 				continue
 			}
-			for a, ha := range p.h {
-				cw[row*D+j*d+a] = gv * ha
+			hr := p.rows[j]
+			for a, ha := range hr.h {
+				cw[row*D+hr.off+a] = gv * ha
 			}
 		}
 	}
