@@ -22,10 +22,10 @@ type Model struct {
 	temporal   Temporal   // shared temporal kernel; nil with per-product kernels
 	perProduct []Temporal // per-product kernels (Independent models only)
 	spatial    Spatial
-	features [][]float64
-	np       int
-	indep    bool
-	b        []float64 // N_p×N_p lower Cholesky factor of K_p (identity when indep)
+	features   [][]float64
+	np         int
+	indep      bool
+	b          []float64 // N_p×N_p lower Cholesky factor of K_p (identity when indep)
 }
 
 // NewModel returns the prior with temporal kernel t, product kernel s (nil
