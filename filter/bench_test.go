@@ -44,3 +44,56 @@ func BenchmarkFilterSmootherW1(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFilterStep times one predict + update of one bin for N_p = 10
+// products (one op = one bin): ST10 is the paper's spatio-temporal prior
+// (Matérn-3/2 + Periodic J=3 over time, Matérn-3/2 × Matérn-3/2 over
+// space: state 100, full coupling); Indep10 the Independent kernel with
+// the same temporal part (ten chains of dimension 10).
+func BenchmarkFilterStep(b *testing.B) {
+	const np = 10
+	for _, tc := range []struct {
+		name  string
+		model func() *Model
+	}{
+		{"ST10", func() *Model { return paperSTModel(b, np, 3) }},
+		{"Indep10", func() *Model {
+			st := paperSTModel(b, np, 3)
+			m, _ := NewModel(st.Temporal().Clone(), nil, nil, np)
+			return m
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			m := tc.model()
+			o, err := NewOnline(m, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, 1))
+			nat1, nat2 := make([]float64, np), make([]float64, np)
+			for k := range nat2 {
+				nat2[k] = 10
+			}
+			start := o.Save()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if i%1000 == 0 {
+					// Restart periodically so the state stays typical.
+					b.StopTimer()
+					_ = o.Restore(start)
+					b.StartTimer()
+				}
+				if err := o.Advance(float64(i%1000) + 1); err != nil {
+					b.Fatal(err)
+				}
+				for k := range nat1 {
+					nat1[k] = 10 * rng.NormFloat64()
+				}
+				if _, err := o.Update(nat1, nat2); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
