@@ -3,10 +3,8 @@ module github.com/dcgpd/dcgpd
 go 1.26
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/mattn/go-colorable v0.1.14 // indirect
-	github.com/mattn/go-isatty v0.0.20 // indirect
-	github.com/rs/zerolog v1.35.1 // indirect
-	golang.org/x/sys v0.29.0 // indirect
-	gonum.org/v1/gonum v0.17.0 // indirect
+	github.com/BurntSushi/toml v1.6.0
+	gonum.org/v1/gonum v0.17.0
 )
+
+require golang.org/x/tools v0.30.0 // indirect
