@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+
+	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/stream/csvio"
+)
+
+// z95 is the standard normal 95% quantile: q05/q95 = mean ∓ z95·sd.
+const z95 = 1.6448536269514722
+
+func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dcgpd fit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	obsPath := fs.String("obs", "", "observations CSV: time,product,demand,supply[,censored] (required)")
+	prodPath := fs.String("products", "", "products CSV: product,<features> (lat,lon = geographic); optional for independent models")
+	outPath := fs.String("out", "", "posterior CSV to write (default: standard output)")
+	cfgPath := fs.String("config", "", "model configuration TOML (see config.toml)")
+	lik := fs.String("likelihood", "", "gaussian | tobit | diffusion | poisson | censored-poisson (overrides the config)")
+	quiet := fs.Bool("quiet", false, "no progress on standard error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *obsPath == "" {
+		fmt.Fprintln(stderr, "dcgpd fit: --obs is required")
+		fs.Usage()
+		return errUsage
+	}
+	var sp spec.Spec
+	if *cfgPath != "" {
+		var err error
+		if sp, err = spec.Load(*cfgPath); err != nil {
+			return err
+		}
+	}
+	obs, err := readObs(*obsPath)
+	if err != nil {
+		return err
+	}
+	var prods *csvio.Products
+	if *prodPath != "" {
+		f, err := os.Open(*prodPath)
+		if err != nil {
+			return err
+		}
+		prods, err = csvio.ReadProducts(f, *prodPath)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	} else {
+		prods = csvio.FromObs(obs)
+	}
+	grid, err := csvio.Build(obs, prods)
+	if err != nil {
+		return err
+	}
+	if err := grid.Data.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", *obsPath, err)
+	}
+	progress := stderr
+	if *quiet {
+		progress = io.Discard
+	}
+	res, err := fitGrid(ctx, grid.Data, prods, sp, *lik, progress)
+	if err != nil {
+		return err
+	}
+	rows := make([]csvio.Estimate, len(obs.Rows))
+	for i, r := range obs.Rows {
+		c := grid.Cell[i]
+		m, v := res.post.Mean[c], res.post.Var[c]
+		sd := math.Sqrt(math.Max(v, 0))
+		rows[i] = csvio.Estimate{Time: r.TimeText, Product: r.Product, Mean: m, Var: v, PredVar: v + res.noise, Q05: m - z95*sd, Q95: m + z95*sd}
+	}
+	out := stdout
+	if *outPath != "" {
+		f, err := os.Create(*outPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = f
+	}
+	if err := csvio.WritePosterior(out, rows); err != nil {
+		return fmt.Errorf("writing posterior: %w", err)
+	}
+	if f, ok := out.(*os.File); ok && f != os.Stdout {
+		return f.Close()
+	}
+	return nil
+}
+
+func readObs(path string) (*csvio.Obs, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return csvio.ReadObs(f, path)
+}
+
+// fitResult is a fitted model's posterior over the data grid.
+type fitResult struct {
+	post    filter.Posterior
+	noise   float64
+	engine  *cvi.Engine
+	learned cvi.Result
+	built   *spec.Built
+	elapsed time.Duration
+}
+
+// fitGrid builds the configured model for data and fits it.
+func fitGrid(ctx context.Context, data *cvi.Data, prods *csvio.Products, sp spec.Spec, lik string, progress io.Writer) (*fitResult, error) {
+	start := time.Now()
+	sum := spec.Summarise(data, prods.Features, prods.Geographic)
+	sum.Names = prods.Names
+	b, err := sp.Build(sum, lik)
+	if err != nil {
+		return nil, err
+	}
+	e, err := cvi.NewEngine(b.Model, b.Lik, data)
+	if err != nil {
+		return nil, err
+	}
+	r := &fitResult{engine: e, built: b}
+	opts := b.Options
+	opts.Progress = func(it int, elbo float64) {
+		fmt.Fprintf(progress, "iteration %4d  ELBO %.6f  (%.1fs)\n", it, elbo, time.Since(start).Seconds())
+	}
+	if b.Learn {
+		r.learned, err = e.Learn(ctx, opts)
+	} else {
+		var n int
+		n, r.learned.ELBO, err = e.Converge(1, 1e-9, 500)
+		r.learned.CVISteps = n
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil, fmt.Errorf("interrupted")
+		}
+		return nil, err
+	}
+	if err := e.PredictAll(&r.post); err != nil {
+		return nil, err
+	}
+	r.noise = b.Lik.NoiseVariance()
+	r.elapsed = time.Since(start)
+	fmt.Fprintf(progress, "fitted %s likelihood: ELBO %.6f after %d iterations (%d CVI steps, %s) in %.2fs\n",
+		likName(b), r.learned.ELBO, r.learned.Iterations, r.learned.CVISteps, r.learned.Status, r.elapsed.Seconds())
+	names := e.ParamNames()
+	vals := append(b.Model.Params(nil), b.Lik.Params(nil)...)
+	for i, n := range names {
+		state := "learned"
+		if b.Fixed[n] {
+			state = "fixed"
+		}
+		fmt.Fprintf(progress, "  %-34s %12.6g  (%s)\n", n, filter.Softplus(vals[i]), state)
+	}
+	return r, nil
+}
+
+func likName(b *spec.Built) string {
+	switch b.Lik.(type) {
+	case *cvi.Diffusion:
+		return "diffusion"
+	case cvi.Factorised:
+		return fmt.Sprintf("%T", b.Lik.(cvi.Factorised).Scalar)
+	}
+	return fmt.Sprintf("%T", b.Lik)
+}

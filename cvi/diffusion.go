@@ -1,0 +1,331 @@
+package cvi
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distmv"
+	"gonum.org/v1/gonum/stat/distuv"
+	"gonum.org/v1/gonum/stat/samplemv"
+
+	"github.com/dcgpd/dcgpd/diffusion"
+)
+
+// Expectation selects how the diffusion likelihood's expectation is taken.
+type Expectation int
+
+const (
+	// JointExpectation integrates over the joint q(f_n) of all products in
+	// the bin through the diffusion map, with exact chain-rule derivatives
+	// (the default).
+	JointExpectation Expectation = iota
+	// MeanOnly is the reference code's approximation: diffuse the posterior
+	// mean only, then take each product's Tobit expectation with its own
+	// marginal variance, using the derivatives in the diffused mean as if
+	// they were in the mean.
+	MeanOnly
+)
+
+// Curvature selects the second-order information of the joint expectation.
+type Curvature int
+
+const (
+	// GaussNewton is E[Jᵀ diag(∂²log p) J]: negative semi-definite for the
+	// log-concave Tobit terms, but it drops the kinks of max.
+	GaussNewton Curvature = iota
+	// ExactCurvature is the Hessian of the expectation by the Stein identity
+	// P⁻¹E[(f − m)(Jᵀ∂log p)ᵀ], symmetrised; it includes the kinks but can
+	// be indefinite (the site update projects it).
+	ExactCurvature
+)
+
+// DiffusionOptions configures a Diffusion likelihood.
+type DiffusionOptions struct {
+	// Graph gives the products' neighbourhoods; Lengthscale and Sink make
+	// its transition matrix, and both can be learned. Alternatively
+	// Explicit fixes the transition matrix (nothing to learn).
+	Graph       *diffusion.Graph
+	Explicit    *diffusion.Transition
+	Lengthscale float64
+	Sink        float64
+	// Steps is N_diff (default 1).
+	Steps int
+	// SupplyAware uses the paper's per-bin graph: one step with edges only
+	// into products that still had supply in the bin.
+	SupplyAware bool
+	// Variance is the observation noise variance σ².
+	Variance    float64
+	Expectation Expectation
+	Curvature   Curvature
+	// Points is the number of quasi-Monte Carlo points per bin (default
+	// 256, used in antithetic pairs).
+	Points int
+	// Seed scrambles the point set (default 1).
+	Seed uint64
+}
+
+// Diffusion is the diffusion-aware Tobit likelihood of the paper: with
+// g = f + d(f) the latent demand after the transfer of unsatisfied demand,
+// y_k ~ N(g_k, σ²) when uncensored and P(y*_k ≥ u_k) = Φ((g_k − u_k)/σ)
+// when censored.
+//
+// A Diffusion keeps scratch space: it is not safe for concurrent use.
+type Diffusion struct {
+	opts     DiffusionOptions
+	variance float64
+	ell, pi  float64
+	trans    *diffusion.Transition // current T (graph-based or explicit)
+	masked   diffusion.Transition  // per-bin supply-aware T
+	ws       *diffusion.Workspace
+	z        *mat.Dense // points × NP standard normal points
+	np       int
+	// scratch
+	f, g, u, dl, d2l, gf, dge, dgp, jac []float64
+	l                                   []float64
+	avail                               []bool
+	yv                                  []float64
+	tobit                               *Tobit
+}
+
+// NewDiffusion validates the options and returns the likelihood.
+func NewDiffusion(o DiffusionOptions) (*Diffusion, error) {
+	if o.Steps == 0 {
+		o.Steps = 1
+	}
+	if o.Steps < 1 || (o.SupplyAware && o.Steps != 1) {
+		return nil, fmt.Errorf("cvi: diffusion steps must be >= 1 (exactly 1 supply-aware), got %d", o.Steps)
+	}
+	if o.Points == 0 {
+		o.Points = 256
+	}
+	if o.Points < 2 {
+		return nil, fmt.Errorf("cvi: diffusion needs at least 2 points, got %d", o.Points)
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if err := checkVariance(o.Variance); err != nil || o.Variance == 0 {
+		return nil, fmt.Errorf("cvi: diffusion noise variance must be finite and > 0, got %v", o.Variance)
+	}
+	d := &Diffusion{opts: o, variance: o.Variance}
+	switch {
+	case o.Explicit != nil:
+		d.trans, d.np = o.Explicit, o.Explicit.N()
+	case o.Graph != nil:
+		d.np = o.Graph.N()
+		if err := d.setTransition(o.Lengthscale, o.Sink); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, errors.New("cvi: diffusion needs a graph or an explicit transition matrix")
+	}
+	tb, err := NewTobit(o.Variance)
+	if err != nil {
+		return nil, err
+	}
+	d.tobit = tb
+	np := d.np
+	d.ws = diffusion.NewWorkspace(np, o.Steps)
+	for _, p := range []*[]float64{&d.f, &d.g, &d.u, &d.dl, &d.d2l, &d.gf, &d.dge, &d.dgp, &d.l, &d.yv} {
+		*p = make([]float64, np)
+	}
+	d.jac = make([]float64, np*np)
+	d.avail = make([]bool, np)
+	d.z = normalPoints(o.Points/2, np, o.Seed)
+	return d, nil
+}
+
+// normalPoints returns n Owen-scrambled Halton points mapped to N(0, I).
+func normalPoints(n, dim int, seed uint64) *mat.Dense {
+	if n < 1 {
+		n = 1
+	}
+	u := mat.NewDense(n, dim, nil)
+	q := distmv.NewUnitUniform(dim, rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	samplemv.Halton{Kind: samplemv.Owen, Q: q, Src: rand.NewPCG(seed, 7)}.Sample(u)
+	for i := 0; i < n; i++ {
+		for j := 0; j < dim; j++ {
+			p := math.Min(math.Max(u.At(i, j), 1e-12), 1-1e-12)
+			u.Set(i, j, distuv.UnitNormal.Quantile(p))
+		}
+	}
+	return u
+}
+
+func (d *Diffusion) setTransition(ell, pi float64) error {
+	t, err := d.opts.Graph.Transition(ell, pi)
+	if err != nil {
+		return fmt.Errorf("cvi: %w", err)
+	}
+	d.trans, d.ell, d.pi = t, ell, pi
+	return nil
+}
+
+// Joint reports whether the expectation couples products.
+func (d *Diffusion) Joint() bool { return d.opts.Expectation == JointExpectation }
+
+// Variance returns σ².
+func (d *Diffusion) Variance() float64 { return d.variance }
+
+// NoiseVariance returns σ².
+func (d *Diffusion) NoiseVariance() float64 { return d.variance }
+
+// Lengthscale and Sink return the current diffusion parameters (0 for an
+// explicit transition matrix).
+func (d *Diffusion) Lengthscale() float64 { return d.ell }
+
+// Sink returns the sink probability π.
+func (d *Diffusion) Sink() float64 { return d.pi }
+
+// Transition returns the current transition matrix.
+func (d *Diffusion) Transition() *diffusion.Transition { return d.trans }
+
+// learnable reports whether ℓ and π are parameters.
+func (d *Diffusion) learnable() bool { return d.opts.Explicit == nil }
+
+// NumParams returns 3 (variance, lengthscale, sink), or 1 with an explicit
+// transition matrix.
+func (d *Diffusion) NumParams() int {
+	if d.learnable() {
+		return 3
+	}
+	return 1
+}
+
+// ParamNames names the parameters.
+func (d *Diffusion) ParamNames() []string {
+	if d.learnable() {
+		return []string{"variance", "lengthscale", "sink"}
+	}
+	return []string{"variance"}
+}
+
+// Params writes softplus⁻¹(σ²), softplus⁻¹(ℓ) and the sink's raw value.
+func (d *Diffusion) Params(dst []float64) []float64 {
+	if dst == nil {
+		dst = make([]float64, d.NumParams())
+	}
+	dst[0] = softplusInv(d.variance)
+	if d.learnable() {
+		dst[1], _ = diffusion.LengthscaleToRaw(d.ell)
+		dst[2], _ = diffusion.SinkToRaw(d.pi)
+	}
+	return dst
+}
+
+// SetParams sets the parameters from unconstrained values, all or nothing.
+func (d *Diffusion) SetParams(src []float64) error {
+	if len(src) != d.NumParams() {
+		return fmt.Errorf("cvi: diffusion wants %d parameters, got %d", d.NumParams(), len(src))
+	}
+	v, err := setPositiveParam("variance", src[:1])
+	if err != nil {
+		return err
+	}
+	if d.learnable() {
+		for _, x := range src[1:] {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("cvi: diffusion parameter not finite: %v", x)
+			}
+		}
+		ell, _ := diffusion.LengthscaleFromRaw(src[1])
+		pi, _ := diffusion.SinkFromRaw(src[2])
+		if !(ell > 0) || math.IsInf(ell, 1) {
+			return fmt.Errorf("cvi: diffusion lengthscale %v invalid", ell)
+		}
+		if ell != d.ell || pi != d.pi {
+			if err := d.setTransition(ell, pi); err != nil {
+				return err
+			}
+		}
+	}
+	d.variance = v
+	return d.tobit.SetParams(src[:1])
+}
+
+// operator returns the bin's diffusion operator.
+func (d *Diffusion) operator(obs []Obs) (diffusion.Operator, error) {
+	for k, o := range obs {
+		d.u[k] = o.Supply
+		d.yv[k] = o.Y
+	}
+	if !d.opts.SupplyAware {
+		return diffusion.Operator{T: d.trans, Steps: d.opts.Steps}, nil
+	}
+	if err := diffusion.Available(d.avail, d.yv, d.u); err != nil {
+		return diffusion.Operator{}, err
+	}
+	return d.trans.SupplyAware(&d.masked, d.avail)
+}
+
+// point evaluates log p(y_k | g_k) and its first two derivatives in g_k,
+// and (if ds2 != nil) the derivative in σ², for observed products.
+func (d *Diffusion) point(o Obs, g float64) (l, dl, d2l, ds2 float64) {
+	s2 := d.variance
+	s := math.Sqrt(s2)
+	if o.Censored {
+		z := (o.Supply - g) / s // log Φ((g − u)/σ) = LogSurvival(z)
+		lam := InvMills(z)
+		x := -z
+		return LogSurvival(z), lam / s, -lam * (x + lam) / s2, -lam * x / (2 * s2)
+	}
+	r := o.Y - g
+	return -0.5*(log2Pi+math.Log(s2)) - 0.5*r*r/s2, r / s2, -1 / s2, -0.5/s2 + 0.5*r*r/(s2*s2)
+}
+
+// Expect returns the bin's expected log-likelihood and its derivatives.
+// In joint mode cov is the NP×NP covariance and curv NP×NP; in mean-only
+// mode cov holds the NP variances and curv the NP diagonal.
+func (d *Diffusion) Expect(obs []Obs, mean, cov, grad, curv []float64) float64 {
+	e, err := d.expect(obs, mean, cov, grad, curv, nil)
+	if err != nil {
+		return math.NaN()
+	}
+	return e
+}
+
+// ExpectParamGrad adds dE/dθ into grad and returns E.
+func (d *Diffusion) ExpectParamGrad(obs []Obs, mean, cov, grad []float64) float64 {
+	e, err := d.expect(obs, mean, cov, nil, nil, grad)
+	if err != nil {
+		return math.NaN()
+	}
+	return e
+}
+
+// LogPredictive writes log N(y_k | m_k, v_k + σ²) per observed product:
+// the predictive density of the true (undiffused) demand.
+func (d *Diffusion) LogPredictive(obs []Obs, mean, cov, dst []float64) {
+	np := len(obs)
+	for k, o := range obs {
+		if math.IsNaN(o.Y) {
+			dst[k] = math.NaN()
+			continue
+		}
+		v := cov[k]
+		if d.Joint() {
+			v = cov[k*np+k]
+		}
+		s := v + d.variance
+		r := o.Y - mean[k]
+		dst[k] = -0.5*(log2Pi+math.Log(s)) - 0.5*r*r/s
+	}
+}
+
+func (d *Diffusion) expect(obs []Obs, mean, cov, grad, curv, pgrad []float64) (float64, error) {
+	np := d.np
+	if len(obs) != np || len(mean) != np {
+		return 0, fmt.Errorf("cvi: diffusion bin has %d products, want %d", len(obs), np)
+	}
+	op, err := d.operator(obs)
+	if err != nil {
+		return 0, err
+	}
+	if d.opts.Expectation == MeanOnly {
+		return d.expectMeanOnly(op, obs, mean, cov, grad, curv, pgrad)
+	}
+	return d.expectJoint(op, obs, mean, cov, grad, curv, pgrad)
+}

@@ -1,0 +1,302 @@
+package cvi
+
+import (
+	"errors"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dcgpd/dcgpd/diffusion"
+)
+
+// sqrtCov writes a factor L with L·Lᵀ = P (Cholesky, or the symmetric
+// square root when P is only semi-definite) into dst (NP×NP).
+func sqrtCov(dst, P []float64, np int) error {
+	sym := mat.NewSymDense(np, nil)
+	for i := 0; i < np; i++ {
+		for j := i; j < np; j++ {
+			sym.SetSym(i, j, 0.5*(P[i*np+j]+P[j*np+i]))
+		}
+	}
+	var ch mat.Cholesky
+	if ch.Factorize(sym) {
+		var l mat.TriDense
+		ch.LTo(&l)
+		for i := 0; i < np; i++ {
+			for j := 0; j < np; j++ {
+				dst[i*np+j] = l.At(i, j)
+			}
+		}
+		return nil
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(sym, true) {
+		return errors.New("cvi: covariance cannot be factorised")
+	}
+	vals := eig.Values(nil)
+	var v mat.Dense
+	eig.VectorsTo(&v)
+	for i := 0; i < np; i++ {
+		for j := 0; j < np; j++ {
+			dst[i*np+j] = v.At(i, j) * math.Sqrt(math.Max(vals[j], 0))
+		}
+	}
+	return nil
+}
+
+// expectJoint integrates over q(f) = N(mean, P) with antithetic pairs of
+// quasi-Monte Carlo points: E = avg Σ_k log p(y_k | g_k(f)),
+// ∇E = avg Jᵀ∂log p, curvature per d.opts.Curvature, parameter gradients
+// through σ², ∂g/∂ℓ and ∂g/∂π.
+func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad, curv, pgrad []float64) (float64, error) {
+	np := d.np
+	if d.excessNegligible(obs, mean, P) {
+		return d.expectFactorised(obs, mean, P, grad, curv, pgrad), nil
+	}
+	L := make([]float64, np*np)
+	if err := sqrtCov(L, P, np); err != nil {
+		return 0, err
+	}
+	if grad != nil {
+		for i := range grad[:np] {
+			grad[i] = 0
+		}
+	}
+	if curv != nil {
+		for i := range curv[:np*np] {
+			curv[i] = 0
+		}
+	}
+	exact := curv != nil && d.opts.Curvature == ExactCurvature
+	var stein []float64 // Σ (f − m)(Jᵀ∂log p)ᵀ
+	if exact {
+		stein = make([]float64, np*np)
+	}
+	var ps2, pell, ppi float64
+	wantParams := pgrad != nil
+	var sum float64
+	npts, _ := d.z.Dims()
+	delta := make([]float64, np)
+	for i := 0; i < npts; i++ {
+		z := d.z.RawRowView(i)
+		for a := 0; a < np; a++ {
+			var s float64
+			for b, lb := range L[a*np : (a+1)*np] {
+				s += lb * z[b]
+			}
+			delta[a] = s
+		}
+		for _, sign := range [2]float64{1, -1} {
+			for a := 0; a < np; a++ {
+				d.f[a] = mean[a] + sign*delta[a]
+			}
+			if err := op.Apply(d.g, nil, d.f, d.u, d.ws); err != nil {
+				return 0, err
+			}
+			for k, o := range obs {
+				if math.IsNaN(o.Y) {
+					d.dl[k], d.d2l[k], d.l[k] = 0, 0, 0
+					continue
+				}
+				l, dl, d2l, ds2 := d.point(o, d.g[k])
+				sum += l
+				d.dl[k], d.d2l[k] = dl, d2l
+				ps2 += ds2
+			}
+			if grad != nil || exact {
+				if err := op.JacobianTVec(d.gf, d.dl, d.f, d.u, d.ws); err != nil {
+					return 0, err
+				}
+				if grad != nil {
+					for a := 0; a < np; a++ {
+						grad[a] += d.gf[a]
+					}
+				}
+				if exact {
+					for a := 0; a < np; a++ {
+						da := sign * delta[a]
+						for b := 0; b < np; b++ {
+							stein[a*np+b] += da * d.gf[b]
+						}
+					}
+				}
+			}
+			if curv != nil && !exact {
+				if err := op.Jacobian(d.jac, d.f, d.u, d.ws); err != nil {
+					return 0, err
+				}
+				// curv += Jᵀ diag(d2l) J.
+				J := d.jac
+				for k := 0; k < np; k++ {
+					h := d.d2l[k]
+					if h == 0 {
+						continue
+					}
+					row := J[k*np : (k+1)*np]
+					for a, ja := range row {
+						if ja == 0 {
+							continue
+						}
+						ha := h * ja
+						for b, jb := range row {
+							curv[a*np+b] += ha * jb
+						}
+					}
+				}
+			}
+			if wantParams && d.learnable() {
+				if err := op.ParamGrad(d.dge, d.dgp, d.f, d.u, d.ws); err != nil {
+					return 0, err
+				}
+				for k := 0; k < np; k++ {
+					pell += d.dl[k] * d.dge[k]
+					ppi += d.dl[k] * d.dgp[k]
+				}
+			}
+		}
+	}
+	w := 1 / float64(2*npts)
+	if grad != nil {
+		for a := range grad[:np] {
+			grad[a] *= w
+		}
+	}
+	if curv != nil && !exact {
+		for a := range curv[:np*np] {
+			curv[a] *= w
+		}
+	}
+	if exact {
+		// H = P⁻¹·E[(f − m) gᵀ], symmetrised.
+		sym := mat.NewSymDense(np, nil)
+		for a := 0; a < np; a++ {
+			for b := a; b < np; b++ {
+				sym.SetSym(a, b, 0.5*(P[a*np+b]+P[b*np+a]))
+			}
+		}
+		var ch mat.Cholesky
+		if !ch.Factorize(sym) {
+			return 0, errors.New("cvi: exact curvature needs a positive definite covariance")
+		}
+		A := mat.NewDense(np, np, stein)
+		A.Scale(w, A)
+		var H mat.Dense
+		if err := ch.SolveTo(&H, A); err != nil {
+			return 0, err
+		}
+		for a := 0; a < np; a++ {
+			for b := 0; b < np; b++ {
+				curv[a*np+b] = 0.5 * (H.At(a, b) + H.At(b, a))
+			}
+		}
+	}
+	if wantParams {
+		pgrad[0] += w * ps2 * softplusSlope(d.variance)
+		if d.learnable() {
+			raw := d.Params(nil)
+			_, dEll := diffusion.LengthscaleFromRaw(raw[1])
+			_, dPi := diffusion.SinkFromRaw(raw[2])
+			pgrad[1] += w * pell * dEll
+			pgrad[2] += w * ppi * dPi
+		}
+	}
+	return sum * w, nil
+}
+
+// expectMeanOnly is the reference's approximation (see MeanOnly).
+func (d *Diffusion) expectMeanOnly(op diffusion.Operator, obs []Obs, mean, vars, grad, curv, pgrad []float64) (float64, error) {
+	np := d.np
+	if err := op.Apply(d.g, nil, mean, d.u, d.ws); err != nil {
+		return 0, err
+	}
+	var sum float64
+	for k, o := range obs {
+		d.dl[k] = 0
+		if math.IsNaN(o.Y) {
+			if grad != nil {
+				grad[k], curv[k] = 0, 0
+			}
+			continue
+		}
+		if pgrad != nil {
+			sum += d.tobit.ExpectParamGrad(o, d.g[k], vars[k], pgrad[:1])
+		}
+		e, dm, d2m := d.tobit.Expect(o, d.g[k], vars[k])
+		if pgrad == nil {
+			sum += e
+		}
+		d.dl[k] = dm
+		if grad != nil {
+			grad[k], curv[k] = dm, d2m
+		}
+	}
+	if pgrad != nil && d.learnable() {
+		if err := op.ParamGrad(d.dge, d.dgp, mean, d.u, d.ws); err != nil {
+			return 0, err
+		}
+		var pell, ppi float64
+		for k := 0; k < np; k++ {
+			pell += d.dl[k] * d.dge[k]
+			ppi += d.dl[k] * d.dgp[k]
+		}
+		raw := d.Params(nil)
+		_, dEll := diffusion.LengthscaleFromRaw(raw[1])
+		_, dPi := diffusion.SinkFromRaw(raw[2])
+		pgrad[1] += pell * dEll
+		pgrad[2] += ppi * dPi
+	}
+	return sum, nil
+}
+
+// excessNegligible reports whether no product can plausibly exceed its
+// supply under q: every mean is more than 8.5 standard deviations below
+// its supply (P(excess) < 1e-17 each). The diffusion map is then the
+// identity almost surely and the expectation factorises exactly.
+func (d *Diffusion) excessNegligible(obs []Obs, mean, P []float64) bool {
+	np := d.np
+	for k, o := range obs {
+		if math.IsInf(o.Supply, 1) {
+			continue
+		}
+		if mean[k]+8.5*math.Sqrt(math.Max(P[k*np+k], 0)) >= o.Supply {
+			return false
+		}
+	}
+	return true
+}
+
+// expectFactorised is the exact expectation without diffusion: a sum of
+// one-dimensional Tobit expectations.
+func (d *Diffusion) expectFactorised(obs []Obs, mean, P, grad, curv, pgrad []float64) float64 {
+	np := d.np
+	if grad != nil {
+		for i := range grad[:np] {
+			grad[i] = 0
+		}
+	}
+	if curv != nil {
+		for i := range curv[:np*np] {
+			curv[i] = 0
+		}
+	}
+	var sum float64
+	for k, o := range obs {
+		if math.IsNaN(o.Y) {
+			continue
+		}
+		v := P[k*np+k]
+		if pgrad != nil {
+			sum += d.tobit.ExpectParamGrad(o, mean[k], v, pgrad[:1])
+			continue
+		}
+		e, dm, d2m := d.tobit.Expect(o, mean[k], v)
+		sum += e
+		if grad != nil {
+			grad[k] = dm
+		}
+		if curv != nil {
+			curv[k*np+k] = d2m
+		}
+	}
+	return sum
+}

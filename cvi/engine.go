@@ -1,0 +1,439 @@
+package cvi
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dcgpd/dcgpd/filter"
+)
+
+// Engine runs conjugate-computation variational inference (CVI) for one
+// model, likelihood and data set: Gaussian sites per observed bin, the
+// Kalman smoother for q(f), and damped natural-gradient site updates.
+//
+// Only bins with at least one observation take part in inference (bins
+// without data carry zero sites and change neither q elsewhere nor the
+// ELBO); Predict fills in every bin of the data afterwards.
+type Engine struct {
+	Model *filter.Model
+	Lik   Likelihood
+	Data  *Data
+	// Sites over the observed bins (Sites.N = len(bins)).
+	Sites *filter.Sites
+	// CurvatureFloor is the smallest site precision a bin may get from a
+	// non-log-concave expectation (default 1e-8): it keeps the Newton-type
+	// update well defined where the curvature has the wrong sign.
+	CurvatureFloor float64
+
+	bins  []int
+	times []float64
+	post  filter.Posterior
+	// Per-bin expectations at the current posterior.
+	ell        []float64
+	grad, curv []float64
+	cov        []float64 // one bin's covariance (NP or NP²)
+	target     []float64 // one bin's target precision
+	fresh      bool      // post matches Sites
+	// Sites before the previous step, for Converge's backtracking.
+	prev1, prev2 []float64
+}
+
+// NewEngine validates the data and returns an engine at the prior, with
+// zero sites.
+func NewEngine(m *filter.Model, lik Likelihood, data *Data) (*Engine, error) {
+	if m == nil || lik == nil || data == nil {
+		return nil, errors.New("cvi: nil model, likelihood or data")
+	}
+	if err := data.Validate(); err != nil {
+		return nil, err
+	}
+	if data.NP != m.NumProducts() {
+		return nil, fmt.Errorf("cvi: data has %d products, model %d", data.NP, m.NumProducts())
+	}
+	e := &Engine{Model: m, Lik: lik, Data: data, CurvatureFloor: 1e-8}
+	e.bins = data.observedBins()
+	e.times = make([]float64, len(e.bins))
+	for i, n := range e.bins {
+		e.times[i] = data.Times[n]
+	}
+	np := data.NP
+	e.Sites = filter.NewSites(len(e.bins), np, lik.Joint())
+	e.ell = make([]float64, len(e.bins))
+	w := np
+	if lik.Joint() {
+		w = np * np
+	}
+	e.grad = make([]float64, len(e.bins)*np)
+	e.curv = make([]float64, len(e.bins)*w)
+	e.cov = make([]float64, np*np)
+	e.target = make([]float64, np*np)
+	return e, nil
+}
+
+// Bins returns the indices into Data of the bins inference runs on.
+func (e *Engine) Bins() []int { return e.bins }
+
+// Posterior returns the smoothed posterior over the observed bins for the
+// current sites and hyperparameters.
+func (e *Engine) Posterior() (*filter.Posterior, error) {
+	if err := e.refresh(); err != nil {
+		return nil, err
+	}
+	return &e.post, nil
+}
+
+// Invalidate tells the engine that the model or likelihood parameters
+// changed outside it.
+func (e *Engine) Invalidate() { e.fresh = false }
+
+func (e *Engine) refresh() error {
+	if e.fresh {
+		return nil
+	}
+	if err := filter.Smooth(&e.post, e.Model, e.times, e.Sites); err != nil {
+		return fmt.Errorf("cvi: smoother: %w", err)
+	}
+	e.fresh = true
+	return nil
+}
+
+// binCov writes the marginal covariance input of bin i for the likelihood.
+func (e *Engine) binCov(i int) []float64 {
+	np := e.Data.NP
+	if !e.Lik.Joint() {
+		return e.post.Var[i*np : (i+1)*np]
+	}
+	if e.post.Cov != nil {
+		return e.post.Cov[i*np*np : (i+1)*np*np]
+	}
+	c := e.cov
+	for k := range c {
+		c[k] = 0
+	}
+	for k := 0; k < np; k++ {
+		c[k*np+k] = e.post.Var[i*np+k]
+	}
+	return c
+}
+
+// expect evaluates the expected log-likelihood of every observed bin and
+// its derivatives at the current posterior; it returns Σ E_n.
+func (e *Engine) expect() (float64, error) {
+	if err := e.refresh(); err != nil {
+		return 0, err
+	}
+	np := e.Data.NP
+	w := np
+	if e.Lik.Joint() {
+		w = np * np
+	}
+	var total float64
+	for i, n := range e.bins {
+		mean := e.post.Mean[i*np : (i+1)*np]
+		v := e.Lik.Expect(e.Data.Bin(n), mean, e.binCov(i), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w])
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("cvi: expected log-likelihood of bin %d (t=%v) is %v", n, e.Data.Times[n], v)
+		}
+		e.ell[i] = v
+		total += v
+	}
+	return total, nil
+}
+
+// ELBO returns the evidence lower bound at the current sites and
+// hyperparameters: Σ_n E_q[log p(y_n|f_n)] − KL(q‖p), with
+// KL = Σ_n E_q[log t_n(f_n)] − log Z̃.
+func (e *Engine) ELBO() (float64, error) {
+	ell, err := e.expect()
+	if err != nil {
+		return 0, err
+	}
+	return ell - e.kl(), nil
+}
+
+// kl returns KL(q‖p) from the current posterior and sites.
+func (e *Engine) kl() float64 {
+	var s float64
+	np := e.Data.NP
+	for i := range e.bins {
+		l1, l2 := e.Sites.Bin(i)
+		mean := e.post.Mean[i*np : (i+1)*np]
+		s += siteExpectation(l1, l2, mean, e.binCovFull(i), np, e.Sites.Full)
+	}
+	return s - e.post.LogLik
+}
+
+// binCovFull returns the joint covariance of bin i (diagonal if the
+// posterior has no joint blocks), NP×NP.
+func (e *Engine) binCovFull(i int) []float64 {
+	np := e.Data.NP
+	if e.post.Cov != nil {
+		return e.post.Cov[i*np*np : (i+1)*np*np]
+	}
+	c := e.cov
+	for k := range c {
+		c[k] = 0
+	}
+	for k := 0; k < np; k++ {
+		c[k*np+k] = e.post.Var[i*np+k]
+	}
+	return c
+}
+
+// siteExpectation returns E_{N(m,P)}[log t(f)] for a site with natural
+// parameters (λ₁, Λ), defined as in the filter: t(f) = N(ỹ | f, Λ⁻¹) on
+// the subspace where Λ has positive precision.
+func siteExpectation(l1, l2, m, P []float64, np int, full bool) float64 {
+	if !full {
+		var s float64
+		for k := 0; k < np; k++ {
+			lam := l2[k]
+			if lam <= 0 {
+				continue
+			}
+			y := l1[k] / lam
+			r := y - m[k]
+			s += -0.5*log2Pi + 0.5*math.Log(lam) - 0.5*lam*(r*r+P[k*np+k])
+		}
+		return s
+	}
+	// −½(λ₁ᵀΛ⁺λ₁ − 2λ₁ᵀm + mᵀΛm + tr(ΛP)) − (r/2)log 2π + ½ log pdet Λ.
+	var idx []int
+	for k := 0; k < np; k++ {
+		if l2[k*np+k] > 0 {
+			idx = append(idx, k)
+		}
+	}
+	q := len(idx)
+	if q == 0 {
+		return 0
+	}
+	sym := mat.NewSymDense(q, nil)
+	for a, i := range idx {
+		for b := a; b < q; b++ {
+			sym.SetSym(a, b, l2[i*np+idx[b]])
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(sym, true) {
+		return math.NaN()
+	}
+	vals := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	maxv := 0.0
+	for _, v := range vals {
+		maxv = math.Max(maxv, v)
+	}
+	var quad, logdet float64
+	r := 0
+	for c, v := range vals {
+		if v <= 1e-13*maxv*float64(q) {
+			continue
+		}
+		var z float64
+		for a, i := range idx {
+			z += vecs.At(a, c) * l1[i]
+		}
+		quad += z * z / v
+		logdet += math.Log(v)
+		r++
+	}
+	var lm, mLm, tr float64
+	for _, i := range idx {
+		lm += l1[i] * m[i]
+		for _, j := range idx {
+			mLm += m[i] * l2[i*np+j] * m[j]
+			tr += l2[i*np+j] * P[j*np+i]
+		}
+	}
+	return -0.5*(quad-2*lm+mLm+tr) - 0.5*float64(r)*log2Pi + 0.5*logdet
+}
+
+const log2Pi = 1.8378770664093454835606594728112352797227949472755668
+
+// Step performs one CVI iteration with damping beta in (0, 1]: it
+// evaluates the expected log-likelihood's gradient and curvature at the
+// current posterior, moves every site towards its Newton target
+// λ₂* = −∇²E, λ₁* = ∇E − ∇²E·m by (1−β)λ + βλ*, and refreshes the
+// posterior. It returns the ELBO of the state before the update and the
+// largest relative change of a site parameter.
+func (e *Engine) Step(beta float64) (elbo, change float64, err error) {
+	if !(beta > 0 && beta <= 1) {
+		return 0, 0, fmt.Errorf("cvi: damping must be in (0, 1], got %v", beta)
+	}
+	ell, err := e.expect()
+	if err != nil {
+		return 0, 0, err
+	}
+	elbo = ell - e.kl()
+	np := e.Data.NP
+	floor := e.CurvatureFloor
+	for i, n := range e.bins {
+		obs := e.Data.Bin(n)
+		l1, l2 := e.Sites.Bin(i)
+		mean := e.post.Mean[i*np : (i+1)*np]
+		g := e.grad[i*np : (i+1)*np]
+		if !e.Sites.Full {
+			h := e.curv[i*np : (i+1)*np]
+			for k := 0; k < np; k++ {
+				var t2, t1 float64
+				if !math.IsNaN(obs[k].Y) {
+					t2 = math.Max(-h[k], floor)
+					t1 = g[k] + t2*mean[k]
+				}
+				n2 := (1-beta)*l2[k] + beta*t2
+				n1 := (1-beta)*l1[k] + beta*t1
+				change = math.Max(change, relChange(l2[k], n2))
+				change = math.Max(change, relChange(l1[k], n1))
+				l1[k], l2[k] = n1, n2
+			}
+			continue
+		}
+		h := e.curv[i*np*np : (i+1)*np*np]
+		t2 := e.target
+		if err := psdTarget(t2, h, np, floor); err != nil {
+			return 0, 0, fmt.Errorf("cvi: bin %d: %w", n, err)
+		}
+		for a := 0; a < np; a++ {
+			var t1 float64 = g[a]
+			for b := 0; b < np; b++ {
+				t1 += t2[a*np+b] * mean[b]
+			}
+			n1 := (1-beta)*l1[a] + beta*t1
+			change = math.Max(change, relChange(l1[a], n1))
+			l1[a] = n1
+			for b := 0; b < np; b++ {
+				n2 := (1-beta)*l2[a*np+b] + beta*t2[a*np+b]
+				change = math.Max(change, relChange(l2[a*np+b], n2))
+				l2[a*np+b] = n2
+			}
+		}
+		// Exact symmetry, so the filter accepts the block.
+		for a := 0; a < np; a++ {
+			for b := 0; b < a; b++ {
+				v := 0.5 * (l2[a*np+b] + l2[b*np+a])
+				l2[a*np+b], l2[b*np+a] = v, v
+			}
+		}
+	}
+	e.fresh = false
+	if err := e.refresh(); err != nil {
+		return 0, 0, err
+	}
+	return elbo, change, nil
+}
+
+func relChange(old, new float64) float64 {
+	return math.Abs(new-old) / (1 + math.Abs(old))
+}
+
+// psdTarget writes the positive semi-definite projection of −h (NP×NP)
+// into dst: eigenvalues below floor are raised to floor on rows that carry
+// information and to 0 where the curvature is exactly zero (unobserved
+// products that influence nothing).
+func psdTarget(dst, h []float64, np int, floor float64) error {
+	sym := mat.NewSymDense(np, nil)
+	var any bool
+	for a := 0; a < np; a++ {
+		for b := a; b < np; b++ {
+			v := -0.5 * (h[a*np+b] + h[b*np+a])
+			if v != 0 {
+				any = true
+			}
+			sym.SetSym(a, b, v)
+		}
+	}
+	for i := range dst[:np*np] {
+		dst[i] = 0
+	}
+	if !any {
+		return nil
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(sym, true) {
+		return errors.New("curvature eigendecomposition failed")
+	}
+	vals := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	for c, v := range vals {
+		v = math.Max(v, floor)
+		for a := 0; a < np; a++ {
+			va := vecs.At(a, c) * v
+			for b := 0; b < np; b++ {
+				dst[a*np+b] += va * vecs.At(b, c)
+			}
+		}
+	}
+	// Products whose curvature row is exactly zero stay unobserved.
+	for a := 0; a < np; a++ {
+		zero := true
+		for b := 0; b < np; b++ {
+			if h[a*np+b] != 0 || h[b*np+a] != 0 {
+				zero = false
+				break
+			}
+		}
+		if zero {
+			for b := 0; b < np; b++ {
+				dst[a*np+b], dst[b*np+a] = 0, 0
+			}
+		}
+	}
+	return nil
+}
+
+// Converge runs CVI steps starting with damping beta until the ELBO
+// changes by less than tol·(1+|ELBO|) on two consecutive steps, or maxIter
+// steps were taken. A step that lowers the ELBO is undone and the damping
+// halved (CVI with β = 1 can oscillate on censored data, where the
+// expected log-likelihood is nearly flat). It returns the number of steps
+// and the ELBO of the final state, whose posterior is current.
+func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) {
+	prev := math.Inf(-1)
+	saved1 := make([]float64, len(e.Sites.Nat1))
+	saved2 := make([]float64, len(e.Sites.Nat2))
+	calm := 0
+	for it := 1; it <= maxIter; it++ {
+		copy(saved1, e.Sites.Nat1)
+		copy(saved2, e.Sites.Nat2)
+		elbo, _, err := e.Step(beta)
+		if err != nil {
+			return it, 0, err
+		}
+		// elbo is the value of the state the previous step produced.
+		if elbo < prev-1e-12*math.Abs(prev) && beta > 1e-3 {
+			// Undo the previous step: restore the sites it started from.
+			copy(e.Sites.Nat1, e.prev1)
+			copy(e.Sites.Nat2, e.prev2)
+			e.fresh = false
+			beta /= 2
+			calm = 0
+			continue
+		}
+		if math.Abs(elbo-prev) <= tol*(1+math.Abs(elbo)) {
+			if calm++; calm >= 2 {
+				// Roll back the step just taken if it was not better; the
+				// state at elbo is the one before it.
+				copy(e.Sites.Nat1, saved1)
+				copy(e.Sites.Nat2, saved2)
+				e.fresh = false
+				if err := e.refresh(); err != nil {
+					return it, 0, err
+				}
+				return it, elbo, nil
+			}
+		} else {
+			calm = 0
+		}
+		prev = elbo
+		e.prev1 = append(e.prev1[:0], saved1...)
+		e.prev2 = append(e.prev2[:0], saved2...)
+	}
+	elbo, err := e.ELBO()
+	return maxIter, elbo, err
+}

@@ -1,0 +1,156 @@
+package cvi
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dcgpd/dcgpd/filter"
+)
+
+// testData makes N bins × np products of noisy sinusoids, censored at a
+// supply level, with a fraction of unobserved cells.
+func testData(rng *rand.Rand, n, np int, supply float64) *Data {
+	d := &Data{NP: np, Times: make([]float64, n), Obs: make([]Obs, n*np)}
+	t := 0.0
+	for i := 0; i < n; i++ {
+		t += 0.2 + rng.Float64()
+		d.Times[i] = t
+		for k := 0; k < np; k++ {
+			y := math.Sin(t/3+float64(k)) + 0.1*rng.NormFloat64()
+			o := Obs{Y: y, Supply: supply}
+			if y >= supply {
+				o.Y, o.Censored = supply, true
+			}
+			if rng.Float64() < 0.15 {
+				o.Y = math.NaN()
+			}
+			d.Obs[i*np+k] = o
+		}
+	}
+	return d
+}
+
+// TestGaussianCVIIsExact: with a Gaussian likelihood, one CVI step with
+// β = 1 from any sites gives the exact sites (λ₂ = 1/σ², λ₁ = y/σ²), and
+// the ELBO then equals the exact log marginal likelihood of the data.
+func TestGaussianCVIIsExact(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		data := testData(rng, 40, 3, math.Inf(1))
+		k, _ := filter.NewMatern32(1.1, 2.0)
+		m, err := filter.NewModel(k, nil, nil, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, _ := NewGaussian(0.05)
+		var lik Likelihood = Factorised{g}
+		if full {
+			lik = jointGaussian{Factorised{g}}
+		}
+		e, err := NewEngine(m, lik, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.Step(1); err != nil {
+			t.Fatal(err)
+		}
+		// Exact sites.
+		exact := filter.NewSites(len(e.Bins()), 3, false)
+		for i, n := range e.Bins() {
+			for kk, o := range data.Bin(n) {
+				if !math.IsNaN(o.Y) {
+					exact.SetGaussian(i, kk, o.Y, 0.05)
+				}
+			}
+		}
+		for i := 0; i < exact.N; i++ {
+			for kk := 0; kk < 3; kk++ {
+				l1, l2 := e.Sites.Bin(i)
+				want2 := exact.Nat2[i*3+kk]
+				got2 := l2[kk]
+				if full {
+					got2 = l2[kk*3+kk]
+				}
+				if math.Abs(l1[kk]-exact.Nat1[i*3+kk]) > 1e-9*math.Max(1, math.Abs(exact.Nat1[i*3+kk])) || math.Abs(got2-want2) > 1e-9*want2 {
+					t.Fatalf("full=%v bin %d product %d: site (%v, %v), want (%v, %v)", full, i, kk, l1[kk], got2, exact.Nat1[i*3+kk], want2)
+				}
+			}
+		}
+		elbo, err := e.ELBO()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p filter.Posterior
+		if err := filter.Filter(&p, m, e.times, exact); err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(elbo-p.LogLik) > 1e-9*math.Abs(p.LogLik) {
+			t.Errorf("full=%v: ELBO %.15g, exact lml %.15g", full, elbo, p.LogLik)
+		}
+		// A second step changes nothing: the fixed point.
+		_, change, err := e.Step(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if change > 1e-9 {
+			t.Errorf("full=%v: second step moved sites by %v", full, change)
+		}
+	}
+}
+
+// jointGaussian presents a factorised Gaussian as a joint likelihood, to
+// exercise the full-site path.
+type jointGaussian struct{ Factorised }
+
+func (jointGaussian) Joint() bool { return true }
+
+func (j jointGaussian) Expect(obs []Obs, mean, cov, grad, curv []float64) float64 {
+	np := len(obs)
+	vars := make([]float64, np)
+	d := make([]float64, np)
+	for k := range vars {
+		vars[k] = cov[k*np+k]
+	}
+	e := j.Factorised.Expect(obs, mean, vars, grad, d)
+	for i := range curv[:np*np] {
+		curv[i] = 0
+	}
+	for k := range d {
+		curv[k*np+k] = d[k]
+	}
+	return e
+}
+
+// TestTobitCVIConverges: damped CVI on censored data increases the ELBO
+// to a fixed point, with β = 1 (backtracking) and with fixed damping.
+func TestTobitCVIConverges(t *testing.T) {
+	var final []float64
+	for _, beta := range []float64{1, 0.5} {
+		rng := rand.New(rand.NewPCG(5, 6))
+		data := testData(rng, 60, 2, 0.6)
+		k, _ := filter.NewMatern52(1.0, 2.0)
+		m, _ := filter.NewModel(k, nil, nil, 2)
+		tb, _ := NewTobit(0.02)
+		e, err := NewEngine(m, Factorised{tb}, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, elbo, err := e.Converge(beta, 1e-10, 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("beta %v: %d steps, ELBO %.12g", beta, it, elbo)
+		if it == 300 {
+			t.Errorf("beta %v: no convergence in 300 steps", beta)
+		}
+		again, err := e.ELBO()
+		if err != nil || math.Abs(again-elbo) > 1e-12*math.Abs(elbo) {
+			t.Errorf("beta %v: ELBO of the returned state %v, reported %v (%v)", beta, again, elbo, err)
+		}
+		final = append(final, elbo)
+	}
+	if math.Abs(final[0]-final[1]) > 1e-7*math.Abs(final[0]) {
+		t.Errorf("fixed points differ: %v", final)
+	}
+}

@@ -1,0 +1,77 @@
+package cvi
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dcgpd/dcgpd/filter"
+)
+
+// exactLML is the Gaussian-likelihood log marginal likelihood of data
+// under model m with noise variance s2, by the Kalman filter with exact
+// Gaussian sites (validated against a dense GP in package filter).
+func exactLML(t *testing.T, m *filter.Model, data *Data, s2 float64) float64 {
+	t.Helper()
+	s := filter.NewSites(len(data.Times), data.NP, false)
+	for n := range data.Times {
+		for k, o := range data.Bin(n) {
+			if !math.IsNaN(o.Y) {
+				s.SetGaussian(n, k, o.Y, s2)
+			}
+		}
+	}
+	var p filter.Posterior
+	if err := filter.Filter(&p, m, data.Times, s); err != nil {
+		t.Fatal(err)
+	}
+	return p.LogLik
+}
+
+// TestLearnGaussianIsTypeIIML: with a Gaussian likelihood the ELBO at the
+// CVI fixed point is the exact log marginal likelihood, so learning must
+// end at a stationary point of it: its finite-difference gradient in every
+// hyperparameter vanishes there.
+func TestLearnGaussianIsTypeIIML(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	data := testData(rng, 80, 2, math.Inf(1))
+	k, _ := filter.NewMatern32(0.5, 1.0)
+	m, _ := filter.NewModel(k, nil, nil, 2)
+	g, _ := NewGaussian(0.3)
+	e, err := NewEngine(m, Factorised{g}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Learn(context.Background(), LearnOptions{Tol: 1e-10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v; params %v, noise %v", res, m.Params(nil), g.Variance())
+	lml := exactLML(t, m, data, g.Variance())
+	if math.Abs(res.ELBO-lml) > 1e-8*math.Abs(lml) {
+		t.Errorf("ELBO %.12g, exact lml %.12g", res.ELBO, lml)
+	}
+	theta := append(m.Params(nil), g.Params(nil)...)
+	const h = 1e-4
+	for i := range theta {
+		var f [2]float64
+		for s, sign := range []float64{1, -1} {
+			p := append([]float64(nil), theta...)
+			p[i] += sign * h
+			mm := m.Clone()
+			if err := mm.SetParams(p[:2]); err != nil {
+				t.Fatal(err)
+			}
+			gg, _ := NewGaussian(1)
+			if err := gg.SetParams(p[2:]); err != nil {
+				t.Fatal(err)
+			}
+			f[s] = exactLML(t, mm, data, gg.Variance())
+		}
+		grad := (f[0] - f[1]) / (2 * h)
+		if math.Abs(grad) > 1e-3 {
+			t.Errorf("d lml / d θ_%d = %.3g at the learned point, want ≈ 0", i, grad)
+		}
+	}
+}

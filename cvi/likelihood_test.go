@@ -1,0 +1,394 @@
+package cvi
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// family is one Scalar with the observations, latent values and Gaussian
+// marginals q = N(m, v) on which the shared suite exercises it.
+type family struct {
+	name string
+	lik  Scalar
+	obs  []Obs
+	fs   []float64    // latent values for the derivative checks
+	qs   [][2]float64 // (m, v)
+}
+
+var inf = math.Inf(1)
+
+func families(t testing.TB) []family {
+	t.Helper()
+	must := func(s Scalar, err error) Scalar {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// Latent values putting the Tobit argument w = (u−f)/σ at the extremes
+	// and at the regime boundaries of survival.
+	tobitFs := func(u, s float64) []float64 {
+		fs := []float64{u - 1, u, u + 1}
+		for _, w := range []float64{1e5, 1e3, 40, 8.3, 5.0001, 4.9999, 1, 0, -1, -4.9999, -5.0001, -12, -30} {
+			fs = append(fs, u-s*w)
+		}
+		return fs
+	}
+	return []family{
+		{
+			name: "Gaussian",
+			lik:  must(NewGaussian(0.3)),
+			obs:  []Obs{{Y: 0.7, Supply: inf}, {Y: -1.2, Supply: -1.2, Censored: true}},
+			fs:   []float64{-3, 0, 0.7, 2.5, 40},
+			qs:   [][2]float64{{0.5, 0.2}, {-1, 3}},
+		},
+		{
+			name: "Tobit/s2=0.01",
+			lik:  must(NewTobit(0.01)),
+			obs:  []Obs{{Y: 0.55, Supply: 0.8}, {Y: 0.5, Supply: 0.5, Censored: true}},
+			fs:   tobitFs(0.5, 0.1),
+			qs:   [][2]float64{{0.45, 0.04}, {0.3, 1e-4}, {0.9, 1}, {-2, 0.25}},
+		},
+		{
+			name: "Tobit/s2=0.5",
+			lik:  must(NewTobit(0.5)),
+			obs:  []Obs{{Y: 3, Supply: inf}, {Y: 12, Supply: 12, Censored: true}},
+			fs:   tobitFs(12, math.Sqrt(0.5)),
+			qs:   [][2]float64{{10, 2}, {14, 0.1}, {12, 25}},
+		},
+		{
+			name: "Poisson/exp",
+			lik:  must(NewPoisson(ExpLink)),
+			obs:  []Obs{{Y: 0, Supply: inf}, {Y: 7, Supply: 7, Censored: true}},
+			fs:   []float64{-40, -3, 0, 1.9, 5, 30},
+			qs:   [][2]float64{{1, 0.5}, {2, 0.01}, {-1, 2}},
+		},
+		{
+			name: "Poisson/softplus",
+			lik:  must(NewPoisson(SoftplusLink)),
+			obs:  []Obs{{Y: 0, Supply: inf}, {Y: 4, Supply: inf}},
+			fs:   []float64{-40, -18.4, -18.5, -5, -0.1, 0, 0.1, 4, 30, 800},
+			qs:   [][2]float64{{0.5, 2}, {3, 0.1}, {-3, 1}},
+		},
+		{
+			name: "CensoredPoisson/exp",
+			lik:  must(NewCensoredPoisson(ExpLink)),
+			obs: []Obs{
+				{Y: 3, Supply: 10}, {Y: 5, Supply: 5, Censored: true}, {Y: 1, Supply: 1, Censored: true},
+				{Y: 2.5, Supply: 2.5, Censored: true}, {Y: 0, Supply: 0, Censored: true},
+				{Y: 60, Supply: 60, Censored: true},
+			},
+			// μ ≪ k (series), μ ≈ (k+1)/2 (branch switch), μ ≈ k, μ ≫ k.
+			fs: []float64{-30, -3, 0, math.Log(2.9), math.Log(3.1), math.Log(5), 2.5, 4, math.Log(30.4), math.Log(30.6), 6, 12},
+			qs: [][2]float64{{math.Log(5), 1}, {1, 0.05}, {4, 0.3}},
+		},
+		{
+			name: "CensoredPoisson/softplus",
+			lik:  must(NewCensoredPoisson(SoftplusLink)),
+			obs:  []Obs{{Y: 2, Supply: 9}, {Y: 4, Supply: 4, Censored: true}, {Y: 40, Supply: 40, Censored: true}},
+			fs:   []float64{-30, -2, 0, 1, 3, 4, 10, 25, 40, 60, 200},
+			qs:   [][2]float64{{3, 4}, {38, 9}, {1, 0.01}},
+		},
+	}
+}
+
+// fdClose reports whether a central difference fd matches the analytic an:
+// 1e-6 relative, plus the rounding of the differenced values (≈ ε·scale/h).
+func fdClose(fd, an, scale, h float64) bool {
+	return math.Abs(fd-an) <= 1e-6*math.Max(math.Abs(an), math.Abs(fd))+100*0x1p-52*scale/h
+}
+
+// fdStep is a central-difference step at f for a function with value y and
+// derivative dy: small against both |f| and the scale |y/dy| on which y
+// changes (tails like e^{−w²/2} change fast), but not below rounding.
+func fdStep(f, y, dy float64) float64 {
+	a := math.Max(1, math.Abs(f))
+	h := 1e-5 * a
+	if dy != 0 {
+		h = math.Min(h, 1e-4*math.Abs(y/dy))
+	}
+	return math.Max(h, 1e-8*a)
+}
+
+func TestLogLikDerivatives(t *testing.T) {
+	for _, fam := range families(t) {
+		for _, o := range fam.obs {
+			for _, f := range fam.fs {
+				l, dl, d2l := fam.lik.LogLik(o, f)
+				if math.IsNaN(l) || math.IsNaN(dl) || math.IsNaN(d2l) {
+					t.Errorf("%s %+v f=%g: NaN (%g, %g, %g)", fam.name, o, f, l, dl, d2l)
+					continue
+				}
+				h := fdStep(f, l, dl)
+				lp, _, _ := fam.lik.LogLik(o, f+h)
+				lm, _, _ := fam.lik.LogLik(o, f-h)
+				if fd := (lp - lm) / (2 * h); !fdClose(fd, dl, math.Abs(l), h) {
+					t.Errorf("%s %+v f=%g: dl = %.12g, central difference %.12g", fam.name, o, f, dl, fd)
+				}
+				h = fdStep(f, dl, d2l)
+				_, dlp, _ := fam.lik.LogLik(o, f+h)
+				_, dlm, _ := fam.lik.LogLik(o, f-h)
+				if fd := (dlp - dlm) / (2 * h); !fdClose(fd, d2l, math.Abs(dl), h) {
+					t.Errorf("%s %+v f=%g: d2l = %.12g, central difference %.12g", fam.name, o, f, d2l, fd)
+				}
+			}
+		}
+	}
+}
+
+// mcDraws is 10⁶, or 10⁵ with -short.
+func mcDraws() int {
+	if testing.Short() {
+		return 100000
+	}
+	return 1000000
+}
+
+// Expect against Monte Carlo with 10⁶ draws: within 5 standard errors
+// (plus 1e-9 relative for the summation error of terms constant in f).
+func TestExpectMonteCarlo(t *testing.T) {
+	n := mcDraws()
+	for fi, fam := range families(t) {
+		for oi, o := range fam.obs {
+			for qi, q := range fam.qs {
+				m, v := q[0], q[1]
+				rng := rand.New(rand.NewPCG(uint64(fi), uint64(100*oi+qi)))
+				var sum, sum2 [3]float64
+				s := math.Sqrt(v)
+				for i := 0; i < n; i++ {
+					l, dl, d2l := fam.lik.LogLik(o, m+s*rng.NormFloat64())
+					for j, x := range [3]float64{l, dl, d2l} {
+						sum[j] += x
+						sum2[j] += x * x
+					}
+				}
+				e, dm, d2m := fam.lik.Expect(o, m, v)
+				for j, got := range [3]float64{e, dm, d2m} {
+					mean := sum[j] / float64(n)
+					se := math.Sqrt(math.Max(sum2[j]/float64(n)-mean*mean, 0) / float64(n))
+					if math.Abs(got-mean) > 5*se+1e-9*(1+math.Abs(mean)) {
+						t.Errorf("%s %+v m=%g v=%g: moment %d = %.10g, Monte Carlo %.10g ± %.2g",
+							fam.name, o, m, v, j, got, mean, se)
+					}
+				}
+			}
+		}
+	}
+}
+
+// dE/dm and d²E/dm² against central differences of Expect in m, and
+// d²E/dm² = 2 dE/dv.
+func TestExpectDerivatives(t *testing.T) {
+	for _, fam := range families(t) {
+		for _, o := range fam.obs {
+			for _, q := range fam.qs {
+				m, v := q[0], q[1]
+				e, dm, d2m := fam.lik.Expect(o, m, v)
+				h := 1e-4 * math.Sqrt(v)
+				ep, dmp, _ := fam.lik.Expect(o, m+h, v)
+				em, dmm, _ := fam.lik.Expect(o, m-h, v)
+				if fd := (ep - em) / (2 * h); !fdClose(fd, dm, math.Abs(e), h) {
+					t.Errorf("%s %+v m=%g v=%g: dE/dm = %.12g, central difference %.12g", fam.name, o, m, v, dm, fd)
+				}
+				if fd := (dmp - dmm) / (2 * h); !fdClose(fd, d2m, math.Abs(dm), h) {
+					t.Errorf("%s %+v m=%g v=%g: d2E/dm2 = %.12g, central difference %.12g", fam.name, o, m, v, d2m, fd)
+				}
+				dv := 1e-4 * v
+				evp, _, _ := fam.lik.Expect(o, m, v+dv)
+				evm, _, _ := fam.lik.Expect(o, m, v-dv)
+				if fd := (evp - evm) / (2 * dv); !fdClose(2*fd, d2m, math.Abs(e), dv) {
+					t.Errorf("%s %+v m=%g v=%g: d2E/dm2 = %.12g, 2 dE/dv = %.12g", fam.name, o, m, v, d2m, 2*fd)
+				}
+			}
+		}
+	}
+}
+
+// LogPredictive against Monte Carlo of ∫ p(y|f) N(f|m,v) df. The integrand
+// can peak far in the tail of q (a censored count far above the mean), so
+// the draws come from a proposal N(c, 2cv) around the Laplace mode and are
+// importance-weighted; the estimate is unbiased for any proposal.
+func TestLogPredictiveMonteCarlo(t *testing.T) {
+	n := mcDraws()
+	for fi, fam := range families(t) {
+		for oi, o := range fam.obs {
+			for qi, q := range fam.qs {
+				m, v := q[0], q[1]
+				rng := rand.New(rand.NewPCG(uint64(fi)+77, uint64(100*oi+qi)))
+				lp := fam.lik.LogPredictive(o, m, v)
+				c, cv := laplace(m, v, func(f float64) (float64, float64, float64) { return fam.lik.LogLik(o, f) })
+				cv *= 2
+				// Weights are scaled by e^{−lp} to stay representable.
+				var sum, sum2 float64
+				for i := 0; i < n; i++ {
+					z := rng.NormFloat64()
+					f := c + math.Sqrt(cv)*z
+					l, _, _ := fam.lik.LogLik(o, f)
+					d := f - m
+					w := math.Exp(l - lp - 0.5*(d*d/v+math.Log(v)) + 0.5*(z*z+math.Log(cv)))
+					sum += w
+					sum2 += w * w
+				}
+				mean := sum / float64(n)
+				se := math.Sqrt(math.Max(sum2/float64(n)-mean*mean, 0) / float64(n))
+				if math.Abs(mean-1) > 5*se+1e-9 {
+					t.Errorf("%s %+v m=%g v=%g: LogPredictive = %.10g, Monte Carlo %.10g (ratio %.6g ± %.2g)",
+						fam.name, o, m, v, lp, lp+math.Log(mean), mean, se)
+				}
+			}
+		}
+	}
+}
+
+// A point mass q (v = 0) plugs in f = m; an invalid v gives NaN.
+func TestExpectDegenerate(t *testing.T) {
+	for _, fam := range families(t) {
+		for _, o := range fam.obs {
+			for _, f := range fam.fs[:3] {
+				l, dl, d2l := fam.lik.LogLik(o, f)
+				e, dm, d2m := fam.lik.Expect(o, f, 0)
+				if e != l || dm != dl || d2m != d2l {
+					t.Errorf("%s %+v m=%g v=0: Expect (%g, %g, %g) != LogLik (%g, %g, %g)", fam.name, o, f, e, dm, d2m, l, dl, d2l)
+				}
+				if lp := fam.lik.LogPredictive(o, f, 0); fam.name[:5] != "Gauss" && fam.name[:5] != "Tobit" && lp != l {
+					t.Errorf("%s %+v m=%g v=0: LogPredictive %g != LogLik %g", fam.name, o, f, lp, l)
+				}
+				// A tiny v is continuous with v = 0.
+				if e2, dm2, _ := fam.lik.Expect(o, f, 1e-14); math.Abs(e2-e) > 1e-9*(1+math.Abs(e)) || math.Abs(dm2-dm) > 1e-6*(1+math.Abs(dm)) {
+					t.Errorf("%s %+v m=%g: v=1e-14 gives (%g, %g), v=0 (%g, %g)", fam.name, o, f, e2, dm2, e, dm)
+				}
+				for _, v := range []float64{-1, math.NaN(), inf} {
+					e, dm, d2m := fam.lik.Expect(o, f, v)
+					if !math.IsNaN(e) || !math.IsNaN(dm) || !math.IsNaN(d2m) {
+						t.Errorf("%s %+v v=%g: Expect = (%g, %g, %g), want NaN", fam.name, o, v, e, dm, d2m)
+					}
+					if lp := fam.lik.LogPredictive(o, f, v); !math.IsNaN(lp) {
+						t.Errorf("%s %+v v=%g: LogPredictive = %g, want NaN", fam.name, o, v, lp)
+					}
+				}
+			}
+		}
+	}
+}
+
+// ExpectParamGrad against central differences of Expect in θ; it adds to
+// grad and returns Expect's E.
+func TestExpectParamGrad(t *testing.T) {
+	for _, fam := range families(t) {
+		np := fam.lik.NumParams()
+		if len(fam.lik.ParamNames()) != np {
+			t.Errorf("%s: %d names for %d params", fam.name, len(fam.lik.ParamNames()), np)
+		}
+		theta := fam.lik.Params(nil)
+		for _, o := range fam.obs {
+			for _, q := range fam.qs {
+				m, v := q[0], q[1]
+				grad := make([]float64, np)
+				for i := range grad {
+					grad[i] = 1 // ExpectParamGrad adds
+				}
+				e := fam.lik.ExpectParamGrad(o, m, v, grad)
+				if ee, _, _ := fam.lik.Expect(o, m, v); e != ee {
+					t.Errorf("%s %+v: ExpectParamGrad E = %g, Expect %g", fam.name, o, e, ee)
+				}
+				for i := 0; i < np; i++ {
+					const h = 1e-5
+					th := append([]float64(nil), theta...)
+					th[i] = theta[i] + h
+					if err := fam.lik.SetParams(th); err != nil {
+						t.Fatal(err)
+					}
+					ep, _, _ := fam.lik.Expect(o, m, v)
+					th[i] = theta[i] - h
+					if err := fam.lik.SetParams(th); err != nil {
+						t.Fatal(err)
+					}
+					em, _, _ := fam.lik.Expect(o, m, v)
+					if err := fam.lik.SetParams(theta); err != nil {
+						t.Fatal(err)
+					}
+					if fd := (ep - em) / (2 * h); !fdClose(fd, grad[i]-1, math.Abs(e), h) {
+						t.Errorf("%s %+v m=%g v=%g: dE/d%s = %.12g, central difference %.12g",
+							fam.name, o, m, v, fam.lik.ParamNames()[i], grad[i]-1, fd)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSetParams(t *testing.T) {
+	for _, fam := range families(t) {
+		np := fam.lik.NumParams()
+		before := fam.lik.Params(make([]float64, np))
+		bad := [][]float64{make([]float64, np+1)}
+		if np > 0 {
+			bad = append(bad, []float64{}, []float64{math.NaN()}, []float64{inf}, []float64{math.Inf(-1)}, []float64{-800})
+		}
+		for _, src := range bad {
+			if err := fam.lik.SetParams(src); err == nil {
+				t.Errorf("%s: SetParams(%v) accepted", fam.name, src)
+			}
+			if after := fam.lik.Params(nil); len(after) != np || (np > 0 && after[0] != before[0]) {
+				t.Errorf("%s: failed SetParams(%v) changed params %v -> %v", fam.name, src, before, after)
+			}
+		}
+		if err := fam.lik.SetParams(before); err != nil {
+			t.Errorf("%s: round trip: %v", fam.name, err)
+		}
+		if after := fam.lik.Params(nil); len(after) != np || (np > 0 && relErr(after[0], before[0]) > 1e-14) {
+			t.Errorf("%s: round trip %v -> %v", fam.name, before, after)
+		}
+	}
+	g, _ := NewGaussian(1)
+	if err := g.SetParams([]float64{2}); err != nil || relErr(g.Variance(), math.Log1p(math.Exp(2))) > 1e-15 {
+		t.Errorf("SetParams(2): %v, variance %g", err, g.Variance())
+	}
+	if err := g.SetParams([]float64{-30}); err != nil || relErr(g.Variance(), math.Exp(-30)) > 1e-12 {
+		t.Errorf("SetParams(-30): %v, variance %g (softplus must keep tiny variances)", err, g.Variance())
+	}
+	for _, v := range []float64{0, -1, math.NaN(), inf} {
+		if _, err := NewGaussian(v); err == nil {
+			t.Errorf("NewGaussian(%g) accepted", v)
+		}
+		if _, err := NewTobit(v); err == nil {
+			t.Errorf("NewTobit(%g) accepted", v)
+		}
+	}
+}
+
+func TestObsValidate(t *testing.T) {
+	for _, c := range []struct {
+		o  Obs
+		ok bool
+	}{
+		{Obs{Y: 1, Supply: inf}, true},
+		{Obs{Y: 1, Supply: 0}, true},
+		{Obs{Y: 3, Supply: 3, Censored: true}, true},
+		{Obs{Y: math.NaN(), Supply: 1}, false},
+		{Obs{Y: inf, Supply: inf}, false},
+		{Obs{Y: 1, Supply: -1}, false},
+		{Obs{Y: 1, Supply: math.NaN()}, false},
+		{Obs{Y: 1, Supply: inf, Censored: true}, false},
+	} {
+		if err := c.o.Validate(); (err == nil) != c.ok {
+			t.Errorf("%+v: Validate() = %v", c.o, err)
+		}
+	}
+}
+
+// Expect allocates nothing on any path (closed form, Gauss–Hermite,
+// graded rule).
+func TestExpectNoAlloc(t *testing.T) {
+	for _, fam := range families(t) {
+		for _, o := range fam.obs {
+			for _, q := range fam.qs {
+				if a := testing.AllocsPerRun(10, func() { fam.lik.Expect(o, q[0], q[1]) }); a != 0 {
+					t.Errorf("%s %+v m=%g v=%g: %g allocations", fam.name, o, q[0], q[1], a)
+				}
+			}
+		}
+	}
+}

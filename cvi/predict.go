@@ -1,0 +1,25 @@
+package cvi
+
+import (
+	"fmt"
+
+	"github.com/dcgpd/dcgpd/filter"
+)
+
+// PredictAll smooths over every bin of the data — observed bins with their
+// current sites, the others with none — and writes the posterior of the
+// latent demand at all of them into dst.
+func (e *Engine) PredictAll(dst *filter.Posterior) error {
+	np := e.Data.NP
+	all := filter.NewSites(len(e.Data.Times), np, e.Sites.Full)
+	for i, n := range e.bins {
+		s1, s2 := e.Sites.Bin(i)
+		d1, d2 := all.Bin(n)
+		copy(d1, s1)
+		copy(d2, s2)
+	}
+	if err := filter.Smooth(dst, e.Model, e.Data.Times, all); err != nil {
+		return fmt.Errorf("cvi: predict: %w", err)
+	}
+	return nil
+}

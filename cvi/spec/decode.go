@@ -1,0 +1,155 @@
+package spec
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Load reads and validates a model configuration file. Errors name the
+// file and, where the key can be located, the line.
+func Load(path string) (Spec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Spec{}, fmt.Errorf("config: %w", err)
+	}
+	s, err := Decode(strings.NewReader(string(b)))
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Decode parses a configuration, rejecting unknown keys and invalid values.
+func Decode(r io.Reader) (Spec, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return Spec{}, err
+	}
+	var s Spec
+	md, err := toml.Decode(string(b), &s)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return Spec{}, fmt.Errorf("line %d: %s", pe.Position.Line, pe.Message)
+		}
+		return Spec{}, err
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0]
+		return Spec{}, fmt.Errorf("line %d: unknown key %q", findKeyLine(b, k), k.String())
+	}
+	if err := s.Validate(); err != nil {
+		return Spec{}, err
+	}
+	return s, nil
+}
+
+// findKeyLine returns the first line that defines the last component of
+// key k (as "name =" or a table header), or 0 if none does.
+func findKeyLine(b []byte, k toml.Key) int {
+	if len(k) == 0 {
+		return 0
+	}
+	last := regexp.QuoteMeta(k[len(k)-1])
+	re := regexp.MustCompile(`^\s*(` + last + `\s*=|\[+\s*[\w.]*` + last + `\s*\]+)`)
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for line := 1; sc.Scan(); line++ {
+		if re.MatchString(sc.Text()) {
+			return line
+		}
+	}
+	return 0
+}
+
+var (
+	likelihoods = map[string]bool{"gaussian": true, "tobit": true, "diffusion": true, "poisson": true, "censored-poisson": true}
+	temporals   = map[string]bool{"matern12": true, "matern32": true, "matern52": true, "periodic": true, "quasiperiodic": true}
+	products    = map[string]bool{"independent": true, "matern12": true, "matern32": true, "matern52": true, "rbf": true, "separable-matern32": true}
+)
+
+// Validate checks every value that can be checked without data.
+func (s *Spec) Validate() error {
+	m := &s.Model
+	if m.Likelihood != "" && !likelihoods[m.Likelihood] {
+		return fmt.Errorf("model.likelihood %q: want gaussian, tobit, diffusion, poisson or censored-poisson", m.Likelihood)
+	}
+	if m.NoiseVariance < 0 {
+		return fmt.Errorf("model.noise_variance must be > 0, got %v", m.NoiseVariance)
+	}
+	for i, t := range m.Temporal {
+		if !temporals[t.Kernel] {
+			return fmt.Errorf("model.temporal[%d].kernel %q: want matern12, matern32, matern52, periodic or quasiperiodic", i, t.Kernel)
+		}
+		if t.Variance < 0 || t.Lengthscale < 0 || t.Period < 0 || t.MaternLengthscale < 0 || t.Harmonics < 0 {
+			return fmt.Errorf("model.temporal[%d]: variance, lengthscale, period, harmonics must not be negative", i)
+		}
+		if (t.Kernel == "periodic" || t.Kernel == "quasiperiodic") && t.Period == 0 {
+			return fmt.Errorf("model.temporal[%d]: a %s kernel needs a period", i, t.Kernel)
+		}
+		if t.MaternOrder != 0 && t.MaternOrder != 12 && t.MaternOrder != 32 {
+			return fmt.Errorf("model.temporal[%d].matern_order must be 12 or 32", i)
+		}
+	}
+	p := &m.Product
+	if p.Kernel != "" && !products[p.Kernel] {
+		return fmt.Errorf("model.product.kernel %q: want independent, matern12, matern32, matern52, rbf or separable-matern32", p.Kernel)
+	}
+	if p.Lengthscale < 0 || p.Variance < 0 {
+		return errors.New("model.product: lengthscale and variance must be > 0")
+	}
+	for _, l := range p.Lengthscales {
+		if !(l > 0) {
+			return errors.New("model.product.lengthscales must all be > 0")
+		}
+	}
+	if m.PerProduct && p.Kernel != "" && p.Kernel != "independent" {
+		return errors.New("model.per_product needs the independent product kernel")
+	}
+	d := &m.Diffusion
+	if d.Lengthscale < 0 {
+		return fmt.Errorf("model.diffusion.lengthscale must be > 0, got %v", d.Lengthscale)
+	}
+	if d.Sink < 0 || d.Sink >= 1 {
+		return fmt.Errorf("model.diffusion.sink must be in [0, 1), got %v", d.Sink)
+	}
+	if d.Steps < 0 {
+		return fmt.Errorf("model.diffusion.steps must be >= 1, got %d", d.Steps)
+	}
+	switch d.Mode {
+	case "", "steps":
+	case "available":
+		if d.Steps > 1 {
+			return errors.New("model.diffusion: mode \"available\" takes exactly one step")
+		}
+	default:
+		return fmt.Errorf("model.diffusion.mode %q: want steps or available", d.Mode)
+	}
+	switch d.Expectation {
+	case "", "joint", "meanonly":
+	default:
+		return fmt.Errorf("model.diffusion.expectation %q: want joint or meanonly", d.Expectation)
+	}
+	switch d.Curvature {
+	case "", "gauss-newton", "exact":
+	default:
+		return fmt.Errorf("model.diffusion.curvature %q: want gauss-newton or exact", d.Curvature)
+	}
+	if d.Points < 0 || d.Neighbours < 0 || d.Cutoff < 0 {
+		return errors.New("model.diffusion: points, neighbours and cutoff must not be negative")
+	}
+	f := &s.Fit
+	if f.MaxIterations < 0 || f.Tolerance < 0 {
+		return errors.New("fit: max_iterations and tolerance must not be negative")
+	}
+	if f.Damping < 0 || f.Damping > 1 {
+		return fmt.Errorf("fit.damping must be in (0, 1], got %v", f.Damping)
+	}
+	return nil
+}

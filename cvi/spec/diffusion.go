@@ -1,0 +1,78 @@
+package spec
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/diffusion"
+)
+
+// buildDiffusion builds the diffusion-aware Tobit likelihood.
+func buildDiffusion(m Model, sum Summary, variance float64, fixed map[string]bool) (cvi.Likelihood, error) {
+	d := m.Diffusion
+	if sum.NP < 2 {
+		return nil, fmt.Errorf("model.likelihood diffusion needs at least 2 products, have %d", sum.NP)
+	}
+	opts := cvi.DiffusionOptions{
+		Variance:    variance,
+		Steps:       d.Steps,
+		SupplyAware: d.Mode == "available",
+		Points:      d.Points,
+		Sink:        d.Sink,
+	}
+	if d.Expectation == "meanonly" {
+		opts.Expectation = cvi.MeanOnly
+	}
+	if d.Curvature == "exact" {
+		opts.Curvature = cvi.ExactCurvature
+	}
+	if d.Transition != "" {
+		f, err := os.Open(d.Transition)
+		if err != nil {
+			return nil, fmt.Errorf("model.diffusion.transition: %w", err)
+		}
+		defer f.Close()
+		if sum.Names == nil {
+			return nil, fmt.Errorf("model.diffusion.transition needs product names")
+		}
+		t, err := diffusion.ReadTransitionCSV(f, sum.Names)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.Transition, err)
+		}
+		opts.Explicit = t
+	} else {
+		if len(sum.Features) != sum.NP {
+			return nil, fmt.Errorf("model.likelihood diffusion needs product features (or model.diffusion.transition)")
+		}
+		metric := diffusion.Euclidean
+		if sum.Geographic {
+			metric = diffusion.GreatCircle
+		}
+		g, err := diffusion.NewGraph(sum.Features, diffusion.GraphOptions{Metric: metric, K: d.Neighbours, Cutoff: d.Cutoff})
+		if err != nil {
+			return nil, fmt.Errorf("model.diffusion: %w", err)
+		}
+		opts.Graph = g
+		opts.Lengthscale = d.Lengthscale
+		if opts.Lengthscale == 0 {
+			mt := euclid
+			if sum.Geographic {
+				mt = geo
+			}
+			opts.Lengthscale = medianNeighbourDistance(sum.Features, mt)
+		}
+	}
+	lik, err := cvi.NewDiffusion(opts)
+	if err != nil {
+		return nil, err
+	}
+	if m.NoiseFixed {
+		fixed["likelihood.variance"] = true
+	}
+	if !d.Learn && opts.Explicit == nil {
+		fixed["likelihood.lengthscale"] = true
+		fixed["likelihood.sink"] = true
+	}
+	return lik, nil
+}
