@@ -76,6 +76,8 @@ type DiffusionOptions struct {
 type Diffusion struct {
 	opts     DiffusionOptions
 	variance float64
+	sd       float64 // √σ²
+	logNorm  float64 // −½ log(2πσ²)
 	ell, pi  float64
 	trans    *diffusion.Transition // current T (graph-based or explicit)
 	masked   diffusion.Transition  // per-bin supply-aware T
@@ -99,7 +101,7 @@ func NewDiffusion(o DiffusionOptions) (*Diffusion, error) {
 		return nil, fmt.Errorf("cvi: diffusion steps must be >= 1 (exactly 1 supply-aware), got %d", o.Steps)
 	}
 	if o.Points == 0 {
-		o.Points = 256
+		o.Points = 64
 	}
 	if o.Points < 2 {
 		return nil, fmt.Errorf("cvi: diffusion needs at least 2 points, got %d", o.Points)
@@ -110,7 +112,8 @@ func NewDiffusion(o DiffusionOptions) (*Diffusion, error) {
 	if err := checkVariance(o.Variance); err != nil || o.Variance == 0 {
 		return nil, fmt.Errorf("cvi: diffusion noise variance must be finite and > 0, got %v", o.Variance)
 	}
-	d := &Diffusion{opts: o, variance: o.Variance}
+	d := &Diffusion{opts: o}
+	d.setVariance(o.Variance)
 	switch {
 	case o.Explicit != nil:
 		d.trans, d.np = o.Explicit, o.Explicit.N()
@@ -242,7 +245,7 @@ func (d *Diffusion) SetParams(src []float64) error {
 			}
 		}
 	}
-	d.variance = v
+	d.setVariance(v)
 	return d.tobit.SetParams(src[:1])
 }
 
@@ -262,18 +265,18 @@ func (d *Diffusion) operator(obs []Obs) (diffusion.Operator, error) {
 }
 
 // point evaluates log p(y_k | g_k) and its first two derivatives in g_k,
-// and (if ds2 != nil) the derivative in σ², for observed products.
+// and the derivative in σ², for an observed product.
 func (d *Diffusion) point(o Obs, g float64) (l, dl, d2l, ds2 float64) {
 	s2 := d.variance
-	s := math.Sqrt(s2)
 	if o.Censored {
+		s := d.sd
 		z := (o.Supply - g) / s // log Φ((g − u)/σ) = LogSurvival(z)
-		lam := InvMills(z)
+		logQ, lam, _ := survival(z)
 		x := -z
-		return LogSurvival(z), lam / s, -lam * (x + lam) / s2, -lam * x / (2 * s2)
+		return logQ, lam / s, -lam * (x + lam) / s2, -lam * x / (2 * s2)
 	}
 	r := o.Y - g
-	return -0.5*(log2Pi+math.Log(s2)) - 0.5*r*r/s2, r / s2, -1 / s2, -0.5/s2 + 0.5*r*r/(s2*s2)
+	return d.logNorm - 0.5*r*r/s2, r / s2, -1 / s2, -0.5/s2 + 0.5*r*r/(s2*s2)
 }
 
 // Expect returns the bin's expected log-likelihood and its derivatives.
@@ -328,4 +331,8 @@ func (d *Diffusion) expect(obs []Obs, mean, cov, grad, curv, pgrad []float64) (f
 		return d.expectMeanOnly(op, obs, mean, cov, grad, curv, pgrad)
 	}
 	return d.expectJoint(op, obs, mean, cov, grad, curv, pgrad)
+}
+
+func (d *Diffusion) setVariance(v float64) {
+	d.variance, d.sd, d.logNorm = v, math.Sqrt(v), -0.5*(log2Pi+math.Log(v))
 }

@@ -90,12 +90,13 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 			for a := 0; a < np; a++ {
 				d.f[a] = mean[a] + sign*delta[a]
 			}
-			if err := op.Apply(d.g, nil, d.f, d.u, d.ws); err != nil {
+			active, err := op.Linearise(d.g, d.jac, d.f, d.u, d.ws)
+			if err != nil {
 				return 0, err
 			}
 			for k, o := range obs {
 				if math.IsNaN(o.Y) {
-					d.dl[k], d.d2l[k], d.l[k] = 0, 0, 0
+					d.dl[k], d.d2l[k] = 0, 0
 					continue
 				}
 				l, dl, d2l, ds2 := d.point(o, d.g[k])
@@ -103,9 +104,23 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 				d.dl[k], d.d2l[k] = dl, d2l
 				ps2 += ds2
 			}
+			J := d.jac
 			if grad != nil || exact {
-				if err := op.JacobianTVec(d.gf, d.dl, d.f, d.u, d.ws); err != nil {
-					return 0, err
+				// gf = Jᵀ·dl (J = I when nothing is in excess).
+				if !active {
+					copy(d.gf, d.dl)
+				} else {
+					for a := range d.gf {
+						d.gf[a] = 0
+					}
+					for k, v := range d.dl {
+						if v == 0 {
+							continue
+						}
+						for a, jka := range J[k*np : (k+1)*np] {
+							d.gf[a] += jka * v
+						}
+					}
 				}
 				if grad != nil {
 					for a := 0; a < np; a++ {
@@ -122,29 +137,31 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 				}
 			}
 			if curv != nil && !exact {
-				if err := op.Jacobian(d.jac, d.f, d.u, d.ws); err != nil {
-					return 0, err
-				}
-				// curv += Jᵀ diag(d2l) J.
-				J := d.jac
-				for k := 0; k < np; k++ {
-					h := d.d2l[k]
-					if h == 0 {
-						continue
+				if !active {
+					for k := 0; k < np; k++ {
+						curv[k*np+k] += d.d2l[k]
 					}
-					row := J[k*np : (k+1)*np]
-					for a, ja := range row {
-						if ja == 0 {
+				} else {
+					// curv += Jᵀ diag(d2l) J.
+					for k := 0; k < np; k++ {
+						h := d.d2l[k]
+						if h == 0 {
 							continue
 						}
-						ha := h * ja
-						for b, jb := range row {
-							curv[a*np+b] += ha * jb
+						row := J[k*np : (k+1)*np]
+						for a, ja := range row {
+							if ja == 0 {
+								continue
+							}
+							ha := h * ja
+							for b, jb := range row {
+								curv[a*np+b] += ha * jb
+							}
 						}
 					}
 				}
 			}
-			if wantParams && d.learnable() {
+			if wantParams && active && d.learnable() {
 				if err := op.ParamGrad(d.dge, d.dgp, d.f, d.u, d.ws); err != nil {
 					return 0, err
 				}

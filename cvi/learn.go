@@ -18,13 +18,13 @@ type LearnOptions struct {
 	// MaxIterations bounds the optimiser's major iterations (default 200).
 	MaxIterations int
 	// Tol stops learning when the ELBO improves by less than
-	// Tol·(1+|ELBO|) over 5 consecutive iterations (default 1e-7).
+	// Tol·(1+|ELBO|) over 3 consecutive iterations (default 1e-6).
 	Tol float64
 	// Beta is the CVI damping at the start of every inner solve (default 1;
 	// halved automatically on a step that lowers the ELBO).
 	Beta float64
 	// InnerTol and InnerMax control the inner CVI solve at each
-	// hyperparameter setting (defaults 1e-9 and 200).
+	// hyperparameter setting (defaults 1e-7 and 50).
 	InnerTol float64
 	InnerMax int
 	// Fixed names parameters to hold (names from ParamNames, e.g.
@@ -52,16 +52,16 @@ func (o *LearnOptions) defaults() {
 		o.MaxIterations = 200
 	}
 	if o.Tol <= 0 {
-		o.Tol = 1e-7
+		o.Tol = 1e-6
 	}
 	if o.Beta <= 0 || o.Beta > 1 {
 		o.Beta = 1
 	}
 	if o.InnerTol <= 0 {
-		o.InnerTol = 1e-9
+		o.InnerTol = 1e-7
 	}
 	if o.InnerMax <= 0 {
-		o.InnerMax = 200
+		o.InnerMax = 50
 	}
 	if o.FDStep <= 0 {
 		o.FDStep = 1e-5
@@ -161,9 +161,21 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 			lastG[j] = -g[j]
 		}
 	}
+	// The ELBO at a CVI fixed point carries noise of the order of the
+	// inner tolerance, so near the optimum the line search can probe one
+	// point over and over: stop when it has not completed an iteration in
+	// maxProbe evaluations.
+	const maxProbe = 8
+	rec := &recorder{f: opts.Progress}
 	problem := optimize.Problem{
-		Func: func(x []float64) float64 { eval(x); return lastF },
+		Func: func(x []float64) float64 { eval(x); rec.probes++; return lastF },
 		Grad: func(grad, x []float64) { eval(x); copy(grad, lastG) },
+		Status: func() (optimize.Status, error) {
+			if rec.probes > maxProbe {
+				return stalled, nil
+			}
+			return optimize.NotTerminated, nil
+		},
 	}
 	x0 := make([]float64, len(free))
 	for j, i := range free {
@@ -171,8 +183,8 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	}
 	settings := &optimize.Settings{
 		MajorIterations: opts.MaxIterations,
-		Converger:       &optimize.FunctionConverge{Relative: opts.Tol, Absolute: opts.Tol, Iterations: 5},
-		Recorder:        progressRecorder(opts.Progress),
+		Converger:       &optimize.FunctionConverge{Relative: opts.Tol, Absolute: opts.Tol, Iterations: 3},
+		Recorder:        rec,
 	}
 	r, err := optimize.Minimize(problem, x0, settings, &optimize.LBFGS{})
 	if evalErr != nil {
@@ -191,7 +203,7 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	if r != nil {
 		res.Iterations = r.Stats.MajorIterations
 		res.Status = r.Status.String()
-		res.Converged = r.Status == optimize.FunctionConvergence || r.Status == optimize.GradientThreshold
+		res.Converged = r.Status == optimize.FunctionConvergence || r.Status == optimize.GradientThreshold || r.Status == stalled
 	}
 	if cerr != nil {
 		return res, cerr
@@ -291,17 +303,16 @@ func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64) error 
 	return nil
 }
 
-// progressRecorder adapts a progress callback to gonum's Recorder.
-func progressRecorder(f func(int, float64)) optimize.Recorder {
-	if f == nil {
-		return nil
-	}
-	return &recorder{f: f}
-}
+// stalled ends learning when the line search only probes the noise floor
+// of the ELBO around the optimum.
+var stalled = optimize.NewStatus("Stalled", true, nil)
 
+// recorder reports progress and counts evaluations since the last major
+// iteration.
 type recorder struct {
-	f    func(int, float64)
-	iter int
+	f      func(int, float64)
+	iter   int
+	probes int
 }
 
 func (r *recorder) Init() error { return nil }
@@ -309,7 +320,10 @@ func (r *recorder) Init() error { return nil }
 func (r *recorder) Record(loc *optimize.Location, op optimize.Operation, _ *optimize.Stats) error {
 	if op&optimize.MajorIteration != 0 {
 		r.iter++
-		r.f(r.iter, -loc.F)
+		r.probes = 0
+		if r.f != nil {
+			r.f(r.iter, -loc.F)
+		}
 	}
 	return nil
 }

@@ -18,12 +18,19 @@ func (op Operator) Jacobian(dst, f, u []float64, ws *Workspace) error {
 	if err != nil {
 		return err
 	}
-	t, n := op.T, op.T.n
+	n := op.T.n
 	if len(dst) != n*n {
 		return fmt.Errorf("diffusion: Jacobian destination has length %d, want %d", len(dst), n*n)
 	}
 	op.forward(f, u, ws)
+	op.jacobianFromForward(dst, f, ws)
+	return nil
+}
 
+// jacobianFromForward writes J from the excesses the last forward pass
+// left in ws.
+func (op Operator) jacobianFromForward(dst, f []float64, ws *Workspace) {
+	t, n := op.T, op.T.n
 	// Rows of X are the gradients of f⁽ˢ⁾_j; start from the identity.
 	clear(dst)
 	for i := range n {
@@ -75,10 +82,47 @@ func (op Operator) Jacobian(dst, f, u []float64, ws *Workspace) error {
 			row[j] = 1
 		}
 	}
-	return nil
 }
 
-// axpy sets y += a·x.
+// Linearise computes, from one forward pass, the diffused mean g and —
+// unless no product was in excess at any step, when g = f and J = I and it
+// returns false without touching jac — the dense Jacobian J = ∂g/∂f into
+// jac (row-major N_p×N_p). It is Apply followed by Jacobian at half the
+// cost, for callers that need both at many points (the joint expectation).
+func (op Operator) Linearise(g, jac, f, u []float64, ws *Workspace) (bool, error) {
+	ws, err := op.checkInputs(f, u, ws)
+	if err != nil {
+		return false, err
+	}
+	n := op.T.n
+	if len(g) != n || len(jac) != n*n {
+		return false, fmt.Errorf("diffusion: Linearise needs g of length %d and jac of %d, got %d and %d", n, n*n, len(g), len(jac))
+	}
+	op.forward(f, u, ws)
+	active := false
+	for _, e := range ws.exc[:n] {
+		if e != 0 {
+			active = true
+			break
+		}
+	}
+	if !active {
+		// No excess in the first step means none later: f⁽ᴺ⁾ = f.
+		copy(g, f)
+		return false, nil
+	}
+	for i, fn := range ws.cur {
+		fi := f[i]
+		if x := fn - fi; x > 0 {
+			g[i] = fi + x
+		} else {
+			g[i] = fi
+		}
+	}
+	op.jacobianFromForward(jac, f, ws)
+	return true, nil
+}
+
 func axpy(y []float64, a float64, x []float64) {
 	for k, v := range x {
 		y[k] += a * v

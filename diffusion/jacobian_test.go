@@ -156,3 +156,69 @@ func TestJacobianAtKink(t *testing.T) {
 		t.Errorf("column 0 = (%v, %v, %v), want (1, 0, 0)", J[0], J[3], J[6])
 	}
 }
+
+// TestLineariseMatchesApplyJacobian: the fused pass gives what Apply and
+// Jacobian give separately, and reports inactivity exactly when g = f.
+func TestLineariseMatchesApplyJacobian(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, steps := range []int{1, 2, 3} {
+		n := 6
+		feats := make([][]float64, n)
+		for i := range feats {
+			feats[i] = []float64{rng.Float64(), rng.Float64()}
+		}
+		tr, err := NewTransition(feats, 0.4, 0.1, GraphOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := Operator{T: tr, Steps: steps}
+		ws := NewWorkspace(n, steps)
+		for trial := 0; trial < 50; trial++ {
+			f, u := make([]float64, n), make([]float64, n)
+			for i := range f {
+				f[i], u[i] = rng.NormFloat64(), 0.5
+			}
+			if trial%5 == 0 {
+				for i := range f {
+					f[i] = -1
+				}
+			}
+			g1, j1 := make([]float64, n), make([]float64, n*n)
+			g2, j2 := make([]float64, n), make([]float64, n*n)
+			if err := op.Apply(g1, nil, f, u, ws); err != nil {
+				t.Fatal(err)
+			}
+			if err := op.Jacobian(j1, f, u, ws); err != nil {
+				t.Fatal(err)
+			}
+			active, err := op.Linearise(g2, j2, f, u, ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range g1 {
+				if g1[i] != g2[i] {
+					t.Fatalf("steps %d: g[%d] %v vs %v", steps, i, g2[i], g1[i])
+				}
+			}
+			if !active {
+				for i := 0; i < n; i++ {
+					for j := 0; j < n; j++ {
+						want := 0.0
+						if i == j {
+							want = 1
+						}
+						if j1[i*n+j] != want {
+							t.Fatalf("inactive but J[%d,%d] = %v", i, j, j1[i*n+j])
+						}
+					}
+				}
+				continue
+			}
+			for i := range j1 {
+				if j1[i] != j2[i] {
+					t.Fatalf("steps %d: J[%d] %v vs %v", steps, i, j2[i], j1[i])
+				}
+			}
+		}
+	}
+}

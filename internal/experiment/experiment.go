@@ -35,6 +35,8 @@ type Options struct {
 	Expectation string
 	// Steps overrides N_diff of the DCGP models (default: the dataset's).
 	Steps int
+	// Curvature overrides the joint expectation's curvature.
+	Curvature string
 }
 
 // Generate regenerates a dataset by name.
@@ -87,6 +89,7 @@ func Spec(ds *synth.Dataset, model string, o Options) (spec.Spec, error) {
 		m.Diffusion.Steps = o.Steps
 	}
 	m.Diffusion.Expectation = o.Expectation
+	m.Diffusion.Curvature = o.Curvature
 	switch model {
 	case "Oracle", "NCGP":
 		m.Likelihood = "gaussian"

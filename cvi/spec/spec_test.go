@@ -1,0 +1,52 @@
+package spec
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestConfigTomlIsValid: the documented config.toml decodes with every key
+// known.
+func TestConfigTomlIsValid(t *testing.T) {
+	s, err := Load("../../config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Model.Likelihood != "diffusion" || len(s.Model.Temporal) != 1 || s.Fit.MaxIterations != 200 {
+		t.Errorf("decoded %+v", s)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"unknown key", "[model]\nlikelihood = \"tobit\"\nbogus = 1\n", `line 3: unknown key "model.bogus"`},
+		{"unknown table key", "[model.diffusion]\nsteps = 1\nlenghtscale = 3\n", `line 3: unknown key "model.diffusion.lenghtscale"`},
+		{"syntax", "[model]\nlikelihood = \n", "line 2"},
+		{"bad likelihood", "[model]\nlikelihood = \"probit\"\n", "model.likelihood"},
+		{"bad kernel", "[[model.temporal]]\nkernel = \"rbf\"\n", "model.temporal[0].kernel"},
+		{"periodic without period", "[[model.temporal]]\nkernel = \"periodic\"\n", "needs a period"},
+		{"sink", "[model.diffusion]\nsink = 1.0\n", "sink"},
+		{"negative noise", "[model]\nnoise_variance = -1.0\n", "noise_variance"},
+		{"available with steps", "[model.diffusion]\nmode = \"available\"\nsteps = 2\n", "exactly one step"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Decode(strings.NewReader(c.in))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestLoadNamesFile(t *testing.T) {
+	p := t.TempDir() + "/m.toml"
+	if err := os.WriteFile(p, []byte("[fit]\nmax_iteration = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(p)
+	if err == nil || !strings.Contains(err.Error(), p+": line 2: unknown key") {
+		t.Errorf("got %v", err)
+	}
+}
