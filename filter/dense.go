@@ -5,8 +5,6 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
 const log2Pi = 1.8378770664093454835606594728112352797227949472755668
@@ -46,8 +44,10 @@ func predictDense(mp, pp, mf, pf, a, q []float64, w *denseWork) {
 	D := m * d
 	tmp := w.tmp
 	if m == 1 {
-		gemm(blas.NoTrans, blas.Trans, 1, general(D, D, D, pf), general(d, d, d, a), 0, general(D, D, D, tmp))
-		gemm(blas.NoTrans, blas.NoTrans, 1, general(d, d, d, a), general(D, D, D, tmp), 0, general(D, D, D, pp))
+		// tmp = A·pf, pp = A·tmpᵀ (= tmp·Aᵀ by symmetry): A on the left
+		// both times, so the small path can skip its zeros.
+		gemm(blas.NoTrans, blas.NoTrans, 1, general(d, d, d, a), general(D, D, D, pf), 0, general(D, D, D, tmp))
+		gemm(blas.NoTrans, blas.Trans, 1, general(d, d, d, a), general(D, D, D, tmp), 0, general(D, D, D, pp))
 	} else {
 		for j := 0; j < m; j++ {
 			gemm(blas.NoTrans, blas.Trans, 1, general(D, d, D, pf[j*d:]), general(d, d, d, a), 0, general(D, d, D, tmp[j*d:]))
@@ -102,10 +102,16 @@ func updateDense(mf, pf, mp, pp, cw, z []float64, r int, w *denseWork) (float64,
 		}
 		v[k] = z[k] - acc
 	}
-	L := lower(s, r)
-	blas64.Trsm(blas.Left, blas.NoTrans, 1, L, general(r, D, D, ut))
-	blas64.Trsv(blas.NoTrans, L, blas64.Vector{N: r, Inc: 1, Data: v})
-	blas64.Gemv(blas.Trans, 1, general(r, D, D, ut), blas64.Vector{N: r, Inc: 1, Data: v}, 1, blas64.Vector{N: D, Inc: 1, Data: mf})
+	trsmLower(s, r, ut, D, D)
+	trsmLower(s, r, v, 1, 1)
+	// mf += utᵀ·v
+	for k := 0; k < r; k++ {
+		vk := v[k]
+		row := ut[k*D : (k+1)*D]
+		for j, u := range row {
+			mf[j] += u * vk
+		}
+	}
 	gemm(blas.Trans, blas.NoTrans, -1, general(r, D, D, ut), general(r, D, D, ut), 1, general(D, D, D, pf))
 	symmetrize(pf, D)
 	ll := -0.5 * float64(r) * log2Pi
@@ -128,7 +134,8 @@ func smoothDense(ms, ps, mf, pf, msN, psN, mpN, ppN, aN []float64, w *denseWork)
 	ch := w.chol
 	copy(ch[:D*D], ppN[:D*D])
 	if cholesky(ch, D) {
-		lapack64.Potrs(lower(ch, D), general(D, D, D, x))
+		trsmLower(ch, D, x, D, D)
+		trsmLowerT(ch, D, x, D, D)
 	} else if !psdSolveInPlace(ppN, D, x, D) {
 		return errors.New("filter: smoother: predicted covariance cannot be factorised")
 	}
@@ -137,7 +144,17 @@ func smoothDense(ms, ps, mf, pf, msN, psN, mpN, ppN, aN []float64, w *denseWork)
 		diff[i] = msN[i] - mpN[i]
 	}
 	copy(ms[:D], mf[:D])
-	blas64.Gemv(blas.Trans, 1, general(D, D, D, x), blas64.Vector{N: D, Inc: 1, Data: diff}, 1, blas64.Vector{N: D, Inc: 1, Data: ms})
+	// ms += xᵀ·diff
+	for k := 0; k < D; k++ {
+		dk := diff[k]
+		if dk == 0 {
+			continue
+		}
+		row := x[k*D : (k+1)*D]
+		for j, u := range row {
+			ms[j] += u * dk
+		}
+	}
 	e := w.e
 	for i := 0; i < D*D; i++ {
 		e[i] = psN[i] - ppN[i]
