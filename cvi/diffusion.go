@@ -130,15 +130,32 @@ func NewDiffusion(o DiffusionOptions) (*Diffusion, error) {
 		return nil, err
 	}
 	d.tobit = tb
+	d.scratch()
+	d.z = normalPoints(o.Points/2, d.np, o.Seed)
+	return d, nil
+}
+
+// scratch allocates the per-goroutine working memory.
+func (d *Diffusion) scratch() {
 	np := d.np
-	d.ws = diffusion.NewWorkspace(np, o.Steps)
+	d.ws = diffusion.NewWorkspace(np, d.opts.Steps)
 	for _, p := range []*[]float64{&d.f, &d.g, &d.u, &d.dl, &d.d2l, &d.gf, &d.dge, &d.dgp, &d.l, &d.yv} {
 		*p = make([]float64, np)
 	}
 	d.jac = make([]float64, np*np)
 	d.avail = make([]bool, np)
-	d.z = normalPoints(o.Points/2, np, o.Seed)
-	return d, nil
+	d.masked = diffusion.Transition{}
+}
+
+// Worker returns a copy with its own scratch memory that shares the
+// (read-only) graph, transition matrix and points, for evaluating bins
+// concurrently. It is valid until the parameters change.
+func (d *Diffusion) Worker() Likelihood {
+	c := *d
+	c.scratch()
+	tb := *d.tobit
+	c.tobit = &tb
+	return &c
 }
 
 // normalPoints returns n Owen-scrambled Halton points mapped to N(0, I).

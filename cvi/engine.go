@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -100,8 +102,12 @@ func (e *Engine) refresh() error {
 	return nil
 }
 
-// binCov writes the marginal covariance input of bin i for the likelihood.
-func (e *Engine) binCov(i int) []float64 {
+// binCov returns the marginal covariance input of bin i for the
+// likelihood.
+func (e *Engine) binCov(i int) []float64 { return e.binCovInto(i, e.cov) }
+
+// binCovInto is binCov with scratch c for building a diagonal block.
+func (e *Engine) binCovInto(i int, c []float64) []float64 {
 	np := e.Data.NP
 	if !e.Lik.Joint() {
 		return e.post.Var[i*np : (i+1)*np]
@@ -109,7 +115,6 @@ func (e *Engine) binCov(i int) []float64 {
 	if e.post.Cov != nil {
 		return e.post.Cov[i*np*np : (i+1)*np*np]
 	}
-	c := e.cov
 	for k := range c {
 		c[k] = 0
 	}
@@ -120,20 +125,61 @@ func (e *Engine) binCov(i int) []float64 {
 }
 
 // expect evaluates the expected log-likelihood of every observed bin and
-// its derivatives at the current posterior; it returns Σ E_n.
+// its derivatives at the current posterior; it returns Σ E_n. Likelihoods
+// with a Worker method are evaluated on all cores, bins split in blocks.
 func (e *Engine) expect() (float64, error) {
 	if err := e.refresh(); err != nil {
 		return 0, err
 	}
+	workers := 1
+	wl, parallel := e.Lik.(interface{ Worker() Likelihood })
+	if parallel && len(e.bins) >= 64 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers <= 1 {
+		return e.expectRange(e.Lik, 0, len(e.bins), e.cov)
+	}
+	var wg sync.WaitGroup
+	sums := make([]float64, workers)
+	errs := make([]error, workers)
+	chunk := (len(e.bins) + workers - 1) / workers
+	for w := 0; w < workers; w++ {
+		lo, hi := w*chunk, min((w+1)*chunk, len(e.bins))
+		lik := e.Lik
+		cov := e.cov
+		if w > 0 {
+			lik = wl.Worker()
+			cov = make([]float64, len(e.cov))
+		}
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			sums[w], errs[w] = e.expectRange(lik, lo, hi, cov)
+		}(w)
+	}
+	wg.Wait()
+	var total float64
+	for w := range sums {
+		if errs[w] != nil {
+			return 0, errs[w]
+		}
+		total += sums[w]
+	}
+	return total, nil
+}
+
+// expectRange evaluates bins [lo, hi) with lik, using cov as scratch.
+func (e *Engine) expectRange(lik Likelihood, lo, hi int, cov []float64) (float64, error) {
 	np := e.Data.NP
 	w := np
-	if e.Lik.Joint() {
+	if lik.Joint() {
 		w = np * np
 	}
 	var total float64
-	for i, n := range e.bins {
+	for i := lo; i < hi; i++ {
+		n := e.bins[i]
 		mean := e.post.Mean[i*np : (i+1)*np]
-		v := e.Lik.Expect(e.Data.Bin(n), mean, e.binCov(i), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w])
+		v := lik.Expect(e.Data.Bin(n), mean, e.binCovInto(i, cov), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w])
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return 0, fmt.Errorf("cvi: expected log-likelihood of bin %d (t=%v) is %v", n, e.Data.Times[n], v)
 		}
