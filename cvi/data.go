@@ -38,8 +38,8 @@ func (d *Data) Validate() error {
 	}
 	for i, o := range d.Obs {
 		if math.IsNaN(o.Y) {
-			if math.IsNaN(o.Supply) || o.Supply < 0 {
-				return fmt.Errorf("cvi: bin %d product %d: supply %v is not a non-negative number", i/d.NP, i%d.NP, o.Supply)
+			if math.IsNaN(o.Supply) || math.IsInf(o.Supply, -1) {
+				return fmt.Errorf("cvi: bin %d product %d: supply %v is not a number", i/d.NP, i%d.NP, o.Supply)
 			}
 			continue
 		}

@@ -16,16 +16,17 @@ type Obs struct {
 }
 
 // Validate reports whether o is a usable observation: Y must be finite,
-// Supply must be non-negative (possibly +Inf), and a censored observation
-// must have a finite supply. The likelihoods do not call it: on invalid
+// Supply a number or +Inf (negative thresholds are allowed: standardised
+// data have them; the CSV readers reject negative supply of real data),
+// and a censored observation must have a finite supply. The likelihoods do not call it: on invalid
 // input they return NaN or ±Inf rather than an error, so call Validate
 // where data enter.
 func (o Obs) Validate() error {
 	switch {
 	case math.IsNaN(o.Y) || math.IsInf(o.Y, 0):
 		return fmt.Errorf("cvi: observation Y = %v is not finite", o.Y)
-	case math.IsNaN(o.Supply) || o.Supply < 0:
-		return fmt.Errorf("cvi: observation supply = %v is not a non-negative number", o.Supply)
+	case math.IsNaN(o.Supply) || math.IsInf(o.Supply, -1):
+		return fmt.Errorf("cvi: observation supply = %v is not a number (+Inf means unlimited)", o.Supply)
 	case o.Censored && math.IsInf(o.Supply, 1):
 		return errors.New("cvi: censored observation with unlimited supply")
 	}

@@ -369,7 +369,8 @@ func TestObsValidate(t *testing.T) {
 		{Obs{Y: 3, Supply: 3, Censored: true}, true},
 		{Obs{Y: math.NaN(), Supply: 1}, false},
 		{Obs{Y: inf, Supply: inf}, false},
-		{Obs{Y: 1, Supply: -1}, false},
+		{Obs{Y: 1, Supply: -1}, true}, // standardised thresholds
+		{Obs{Y: 1, Supply: math.Inf(-1)}, false},
 		{Obs{Y: 1, Supply: math.NaN()}, false},
 		{Obs{Y: 1, Supply: inf, Censored: true}, false},
 	} {
