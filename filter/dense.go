@@ -43,19 +43,13 @@ func predictDense(mp, pp, mf, pf, a, q []float64, w *denseWork) {
 	m, d := w.m, w.d
 	D := m * d
 	tmp := w.tmp
-	if m == 1 {
-		// tmp = A·pf, pp = A·tmpᵀ (= tmp·Aᵀ by symmetry): A on the left
-		// both times, so the small path can skip its zeros.
-		gemm(blas.NoTrans, blas.NoTrans, 1, general(d, d, d, a), general(D, D, D, pf), 0, general(D, D, D, tmp))
-		gemm(blas.NoTrans, blas.Trans, 1, general(d, d, d, a), general(D, D, D, tmp), 0, general(D, D, D, pp))
-	} else {
-		for j := 0; j < m; j++ {
-			gemm(blas.NoTrans, blas.Trans, 1, general(D, d, D, pf[j*d:]), general(d, d, d, a), 0, general(D, d, D, tmp[j*d:]))
-		}
-		for i := 0; i < m; i++ {
-			gemm(blas.NoTrans, blas.NoTrans, 1, general(d, d, d, a), general(d, D, D, tmp[i*d*D:]), 0, general(d, D, D, pp[i*d*D:]))
-		}
-	}
+	// pp = (I⊗A)·((I⊗A)·pf)ᵀ, which equals (I⊗A)·pf·(I⊗A)ᵀ because pf is
+	// symmetric; A always multiplies from the left so its zeros (the
+	// block-diagonal rotations of periodic components, the blocks of sums)
+	// are skipped.
+	kronLeft(tmp, a, pf, m, d)
+	transposeInto(w.t2, tmp, D)
+	kronLeft(pp, a, w.t2, m, d)
 	for i := 0; i < m; i++ {
 		o := i * d
 		for r := 0; r < d; r++ {
@@ -71,6 +65,38 @@ func predictDense(mp, pp, mf, pf, a, q []float64, w *denseWork) {
 		}
 	}
 	symmetrize(pp, D)
+}
+
+// kronLeft writes dst = (I_m ⊗ A)·src for a D×D src (D = m·d), skipping
+// the zeros of A: row o+r of dst is Σ_c A[r,c]·(row o+c of src).
+func kronLeft(dst, a, src []float64, m, d int) {
+	D := m * d
+	for i := 0; i < m; i++ {
+		o := i * d
+		for r := 0; r < d; r++ {
+			out := dst[(o+r)*D : (o+r+1)*D]
+			clear(out)
+			for c := 0; c < d; c++ {
+				arc := a[r*d+c]
+				if arc == 0 {
+					continue
+				}
+				in := src[(o+c)*D : (o+c+1)*D]
+				for j, v := range in {
+					out[j] += arc * v
+				}
+			}
+		}
+	}
+}
+
+// transposeInto writes the transpose of the n×n src into dst.
+func transposeInto(dst, src []float64, n int) {
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			dst[j*n+i] = src[i*n+j]
+		}
+	}
 }
 
 // updateDense conditions N(mp, pp) on r whitened observations
@@ -128,9 +154,7 @@ func smoothDense(ms, ps, mf, pf, msN, psN, mpN, ppN, aN []float64, w *denseWork)
 	m, d := w.m, w.d
 	D := m * d
 	x := w.tmp // becomes Gᵀ = ppN⁻¹ (I⊗A) pf
-	for i := 0; i < m; i++ {
-		gemm(blas.NoTrans, blas.NoTrans, 1, general(d, d, d, aN), general(d, D, D, pf[i*d*D:]), 0, general(d, D, D, x[i*d*D:]))
-	}
+	kronLeft(x, aN, pf, m, d)
 	ch := w.chol
 	copy(ch[:D*D], ppN[:D*D])
 	if cholesky(ch, D) {
