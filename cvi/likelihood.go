@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/dcgpd/dcgpd/filter"
 )
 
 // Obs is one scalar observation: sales Y of a product in a time bin with
@@ -64,18 +66,12 @@ type Scalar interface {
 	SetParams(src []float64) error
 }
 
-// softplus returns log(1 + eˣ) without overflow or loss of precision.
-func softplus(x float64) float64 {
-	if x > 0 {
-		return x + math.Log1p(math.Exp(-x))
-	}
-	return math.Log1p(math.Exp(x))
-}
-
-// softplusInv returns the x with softplus(x) = v for v > 0.
-func softplusInv(v float64) float64 {
-	return v + math.Log(-math.Expm1(-v)) // log(eᵛ − 1) without overflow
-}
+// softplus and softplusInv are the positive-parameter transforms shared
+// with the kernels.
+var (
+	softplus    = filter.Softplus
+	softplusInv = filter.SoftplusInv
+)
 
 // softplusSlope returns dv/dθ at v = softplus(θ), i.e. sigmoid(θ) = 1 − e⁻ᵛ.
 func softplusSlope(v float64) float64 { return -math.Expm1(-v) }

@@ -8,10 +8,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/diffusion"
 	"github.com/dcgpd/dcgpd/filter"
 	"github.com/dcgpd/dcgpd/stream/csvio"
 )
@@ -165,7 +167,11 @@ func fitGrid(ctx context.Context, data *cvi.Data, prods *csvio.Products, sp spec
 		if b.Fixed[n] {
 			state = "fixed"
 		}
-		fmt.Fprintf(progress, "  %-34s %12.6g  (%s)\n", n, filter.Softplus(vals[i]), state)
+		v := filter.Softplus(vals[i])
+		if strings.HasSuffix(n, ".sink") {
+			v, _ = diffusion.SinkFromRaw(vals[i])
+		}
+		fmt.Fprintf(progress, "  %-34s %12.6g  (%s)\n", n, v, state)
 	}
 	return r, nil
 }
