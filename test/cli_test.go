@@ -165,3 +165,75 @@ func TestFitRejectsBadInput(t *testing.T) {
 		t.Errorf("unknown command: exit %d, want 2", code)
 	}
 }
+
+// TestFitConfigVariants runs `dcgpd fit` through the configuration's
+// options: supply-aware one-step diffusion, an explicit transition matrix,
+// two diffusion steps with a learned lengthscale and sink, geographic
+// products with a Matérn product kernel, pinned parameters, the mean-only
+// expectation and the count likelihoods. Each must fit and report the
+// pinned parameters as fixed.
+func TestFitConfigVariants(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := runCLI(t, "simulate", "--dir", dir, "--hubs", "3", "--days", "3", "--seed", "5"); code != 0 {
+		t.Fatalf("simulate: %s", stderr)
+	}
+	prods := readCSV(t, filepath.Join(dir, "products.csv"))
+	// Geographic products: the simulated metres placed near Manhattan.
+	geo := "product,lat,lon\n"
+	trans := "from,to,prob\n"
+	for i, p := range prods[1:] {
+		x, _ := strconv.ParseFloat(p[1], 64)
+		y, _ := strconv.ParseFloat(p[2], 64)
+		geo += p[0] + "," + strconv.FormatFloat(40.73+y/111195, 'f', 6, 64) + "," + strconv.FormatFloat(-73.99+x/84300, 'f', 6, 64) + "\n"
+		next := prods[1+(i+1)%(len(prods)-1)][0]
+		trans += p[0] + "," + next + ",0.7\n"
+	}
+	files := map[string]string{"geo.csv": geo, "trans.csv": trans}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name, products, config, lik, fixed string
+	}{
+		{"available", "products.csv", "[model.diffusion]\nmode = \"available\"\nlengthscale = 250.0\nsink = 0.2\n", "", "likelihood.lengthscale"},
+		{"explicit", "products.csv", "[model.diffusion]\ntransition = \"" + filepath.Join(dir, "trans.csv") + "\"\n[[model.temporal]]\nkernel = \"matern52\"\nfixed_params = [\"variance\"]\n", "", "temporal.variance"},
+		{"two steps learned", "products.csv", "[model.diffusion]\nsteps = 2\nlearn = true\nsink = 0.1\n[[model.temporal]]\nkernel = \"matern32\"\nfixed_params = [\"lengthscale\"]\n", "", "temporal.lengthscale"},
+		{"geographic", "geo.csv", "[model.product]\nkernel = \"matern32\"\nlengthscale = 400.0\n[model.diffusion]\nlengthscale = 300.0\nexpectation = \"meanonly\"\n", "", "product.variance"},
+		{"per product quasiperiodic", "products.csv", "[model]\nper_product = true\nnoise_fixed = true\nnoise_variance = 2.0\n[[model.temporal]]\nkernel = \"quasiperiodic\"\nperiod = 24.0\nharmonics = 2\n", "tobit", "likelihood.variance"},
+		{"poisson", "products.csv", "", "poisson", ""},
+		{"censored poisson", "products.csv", "", "censored-poisson", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := filepath.Join(dir, "m.toml")
+			if err := os.WriteFile(cfg, []byte(c.config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"fit", "--obs", filepath.Join(dir, "obs.csv"), "--products", filepath.Join(dir, c.products), "--config", cfg, "--out", filepath.Join(dir, "out.csv")}
+			if c.lik != "" {
+				args = append(args, "--likelihood", c.lik)
+			}
+			code, _, stderr := runCLI(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if c.fixed != "" {
+				found := false
+				for _, line := range strings.Split(stderr, "\n") {
+					f := strings.Fields(line)
+					if len(f) == 3 && f[0] == c.fixed && f[2] == "(fixed)" {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("%s not reported fixed:\n%s", c.fixed, stderr)
+				}
+			}
+			if post := readCSV(t, filepath.Join(dir, "out.csv")); len(post) < 2 {
+				t.Errorf("empty posterior")
+			}
+		})
+	}
+}
