@@ -24,7 +24,7 @@ type LearnOptions struct {
 	// halved automatically on a step that lowers the ELBO).
 	Beta float64
 	// InnerTol and InnerMax control the inner CVI solve at each
-	// hyperparameter setting (defaults 1e-7 and 50).
+	// hyperparameter setting (defaults 1e-6 and 50).
 	InnerTol float64
 	InnerMax int
 	// Fixed names parameters to hold (names from ParamNames, e.g.
@@ -58,7 +58,7 @@ func (o *LearnOptions) defaults() {
 		o.Beta = 1
 	}
 	if o.InnerTol <= 0 {
-		o.InnerTol = 1e-7
+		o.InnerTol = 1e-6
 	}
 	if o.InnerMax <= 0 {
 		o.InnerMax = 50

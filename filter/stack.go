@@ -8,7 +8,8 @@ import "fmt"
 // demand is H_k applied to its own block.
 type stack struct {
 	ks  []Temporal
-	off []int // block offsets, len(ks)+1
+	off []int     // block offsets, len(ks)+1
+	blk []float64 // scratch for one block
 }
 
 func newStack(ks []Temporal) *stack {
@@ -37,7 +38,8 @@ func (s *stack) blockDiag(dst []float64, f func(k Temporal, blk []float64)) {
 	}
 	for i, k := range s.ks {
 		d := k.Dim()
-		blk := make([]float64, d*d)
+		s.blk = resize(s.blk, d*d)
+		blk := s.blk
 		f(k, blk)
 		o := s.off[i]
 		for r := 0; r < d; r++ {
