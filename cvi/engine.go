@@ -79,12 +79,15 @@ func NewEngine(m *filter.Model, lik Likelihood, data *Data) (*Engine, error) {
 func (e *Engine) Bins() []int { return e.bins }
 
 // Posterior returns the smoothed posterior over the observed bins for the
-// current sites and hyperparameters.
+// current sites and hyperparameters, with the smoothed states, so that it
+// can Predict at any time. It is a new Posterior the engine does not
+// touch again.
 func (e *Engine) Posterior() (*filter.Posterior, error) {
-	if err := e.refresh(); err != nil {
-		return nil, err
+	p := new(filter.Posterior)
+	if err := filter.Smooth(p, e.Model, e.times, e.Sites); err != nil {
+		return nil, fmt.Errorf("cvi: smoother: %w", err)
 	}
-	return &e.post, nil
+	return p, nil
 }
 
 // Invalidate tells the engine that the model or likelihood parameters
@@ -95,7 +98,9 @@ func (e *Engine) refresh() error {
 	if e.fresh {
 		return nil
 	}
-	if err := filter.Smooth(&e.post, e.Model, e.times, e.Sites); err != nil {
+	// CVI needs only the marginals of f per bin: the Bryson–Frazier pass
+	// gives them without the O(D³) smoothed states.
+	if err := filter.SmoothMarginals(&e.post, e.Model, e.times, e.Sites); err != nil {
 		return fmt.Errorf("cvi: smoother: %w", err)
 	}
 	e.fresh = true

@@ -97,3 +97,35 @@ func BenchmarkFilterStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSmoothST10 times a smoothing pass over 130 bins of the paper's
+// spatio-temporal prior (state 100, 10 products with diagonal sites), one
+// op = one pass: RTS (full smoothed states, O(D³) per bin) against the
+// Bryson–Frazier marginals CVI uses (O(N_p·D²) per bin).
+func BenchmarkSmoothST10(b *testing.B) {
+	m := paperSTModel(b, 10, 3)
+	rng := rand.New(rand.NewPCG(2, 2))
+	times := make([]float64, 130)
+	for i := range times {
+		times[i] = float64(i) * 1.3
+	}
+	s := randomSites(rng, len(times), 10, false, 0.1)
+	for _, c := range []struct {
+		name string
+		run  func(*Posterior, *Model, []float64, *Sites) error
+	}{{"RTS", Smooth}, {"Marginals", SmoothMarginals}} {
+		b.Run(c.name, func(b *testing.B) {
+			var p Posterior
+			if err := c.run(&p, m, times, s); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := c.run(&p, m, times, s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -305,6 +305,12 @@ func TestSmoothMatchesDenseGP(t *testing.T) {
 			if p.LogLik != lml {
 				t.Errorf("rerun changed lml: %v vs %v", p.LogLik, lml)
 			}
+			// The Bryson–Frazier marginals agree with the dense GP too.
+			var mb Posterior
+			if err := SmoothMarginals(&mb, m, times, s); err != nil {
+				t.Fatal(err)
+			}
+			checkAgainstDense(t, &mb, g, 1e-9)
 			// The filter alone gives the same log marginal likelihood.
 			var f Posterior
 			if err := Filter(&f, m, times, s); err != nil {

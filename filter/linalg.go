@@ -9,6 +9,11 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+const (
+	noTrans = blas.NoTrans
+	trans   = blas.Trans
+)
+
 // general views a row-major r×c matrix with the given stride.
 func general(r, c, stride int, data []float64) blas64.General {
 	return blas64.General{Rows: r, Cols: c, Stride: stride, Data: data}

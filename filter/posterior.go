@@ -33,6 +33,11 @@ type Posterior struct {
 	// Smoothed reports whether Mean/Var/Cov are smoothed.
 	Smoothed bool
 
+	marginalOnly bool // Mean/Var/Cov smoothed without the smoothed states
+	chainMBF     *mbfStore
+	mbf          mbfStore
+	mbfw         mbfWork
+
 	model  *Model
 	indep  bool
 	chains []chain
@@ -45,16 +50,36 @@ type Posterior struct {
 // strictly increasing times with sites s (s.N = len(times), s.NP =
 // m.NumProducts()), writing the smoothed posterior into dst.
 func Smooth(dst *Posterior, m *Model, times []float64, s *Sites) error {
-	return dst.run(m, times, s, true)
+	return dst.run(m, times, s, runSmooth)
 }
 
 // Filter runs only the Kalman filter, writing filtered marginals and the
 // log marginal likelihood into dst. It costs about a third of Smooth.
 func Filter(dst *Posterior, m *Model, times []float64, s *Sites) error {
-	return dst.run(m, times, s, false)
+	return dst.run(m, times, s, runFilter)
 }
 
-func (p *Posterior) run(m *Model, times []float64, s *Sites, smooth bool) error {
+// SmoothMarginals computes what Smooth computes for the latent demand —
+// smoothed means, variances, joint covariances per bin and the log
+// marginal likelihood — without the smoothed states, by a modified
+// Bryson–Frazier backward pass whose cost per bin is O(N_p·D²) instead of
+// the RTS smoother's O(D³) for a coupled state of dimension D. It is what
+// CVI needs at every step; the result cannot Predict (use Smooth).
+func SmoothMarginals(dst *Posterior, m *Model, times []float64, s *Sites) error {
+	return dst.run(m, times, s, runMarginals)
+}
+
+// runMode selects what a run computes.
+type runMode int
+
+const (
+	runFilter runMode = iota
+	runSmooth
+	runMarginals
+)
+
+func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error {
+	smooth := mode != runFilter
 	if m == nil || s == nil {
 		return fmt.Errorf("filter: nil model or sites")
 	}
@@ -69,6 +94,7 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, smooth bool) error 
 	}
 	n, np := len(times), m.np
 	p.Times, p.NP, p.model, p.Smoothed = times, np, m, smooth
+	p.marginalOnly = false
 	p.Mean = resize(p.Mean, n*np)
 	p.Var = resize(p.Var, n*np)
 	p.obsWork.grow(m)
@@ -112,14 +138,26 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, smooth bool) error 
 	kern, copies := m.joint()
 	d := kern.Dim()
 	D := copies * d
-	c.grow(n, D, d, smooth)
+	mbf := mode == runMarginals
+	c.grow(n, D, d, smooth && !mbf)
 	p.work.grow(copies, d, np)
+	if mbf {
+		p.mbf.grow(n, np, D)
+		p.chainMBF = &p.mbf
+	} else {
+		p.chainMBF = nil
+	}
 	p.mu, p.pu = resize(p.mu, np), resize(p.pu, np*np)
-	ll, err := p.runChain(c, m, kern, times, s, -1, smooth)
+	ll, err := p.runChain(c, m, kern, times, s, -1, smooth && !mbf)
 	if err != nil {
 		return err
 	}
 	p.LogLik = ll
+	if mbf {
+		p.marginalsMBF(c, &p.mbf, copies, d, np)
+		p.marginalOnly = true
+		return nil
+	}
 	for i := 0; i < n; i++ {
 		p.jointMarginal(c, i, p.Mean[i*np:(i+1)*np], p.Cov[i*np*np:(i+1)*np*np])
 		for k := 0; k < np; k++ {
@@ -184,6 +222,9 @@ func (p *Posterior) runChain(c *chain, m *Model, kern Temporal, times []float64,
 		l, err := updateDense(c.mf[n*D:(n+1)*D], c.pf[n*D*D:(n+1)*D*D], mp, pp, p.cw, p.z, r, w)
 		if err != nil {
 			return 0, fmt.Errorf("bin %d: %w", n, err)
+		}
+		if k < 0 && p.chainMBF != nil {
+			p.chainMBF.record(n, r, p.NP, D, p.cw, w)
 		}
 		ll += l + logdet
 	}

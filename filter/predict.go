@@ -20,6 +20,9 @@ func (p *Posterior) Predict(t float64, mean, cov []float64) error {
 	if p.model == nil {
 		return errors.New("filter: predict on an empty posterior")
 	}
+	if p.marginalOnly {
+		return errors.New("filter: predict needs the smoothed states: run Smooth, not SmoothMarginals")
+	}
 	if math.IsNaN(t) || math.IsInf(t, 0) {
 		return fmt.Errorf("filter: predict at non-finite time %v", t)
 	}
