@@ -41,10 +41,10 @@ func (s *mbfStore) record(n, r, rmax, D int, cw []float64, w *denseWork) {
 type mbfWork struct {
 	rv, rprev, sv []float64 // D
 	N, M, T, tt   []float64 // D×D
-	X, Q                []float64 // rmax×D
-	Y, uw               []float64 // rmax×rmax, rmax
-	cf, wf, g1          []float64 // np×D
-	mu                  []float64 // np
+	X, Q          []float64 // rmax×D
+	Y, uw         []float64 // rmax×rmax, rmax
+	cf, wf, g1    []float64 // np×D
+	mu            []float64 // np
 }
 
 func (b *mbfWork) grow(D, rmax, np int) {
@@ -212,4 +212,3 @@ func (p *Posterior) marginalsMBF(c *chain, st *mbfStore, copies, d, rmax int) {
 		}
 	}
 }
-
