@@ -315,8 +315,10 @@ type recorder struct {
 	probes int
 }
 
+// Init implements optimize.Recorder.
 func (r *recorder) Init() error { return nil }
 
+// Record counts major iterations and reports progress.
 func (r *recorder) Record(loc *optimize.Location, op optimize.Operation, _ *optimize.Stats) error {
 	if op&optimize.MajorIteration != 0 {
 		r.iter++

@@ -20,6 +20,7 @@ func newStack(ks []Temporal) *stack {
 	return s
 }
 
+// Dim returns the total state dimension.
 func (s *stack) Dim() int { return s.off[len(s.ks)] }
 
 // Measurement is not meaningful for a multi-output stack: it writes zeros.
@@ -48,16 +49,21 @@ func (s *stack) blockDiag(dst []float64, f func(k Temporal, blk []float64)) {
 	}
 }
 
+// Stationary writes the block-diagonal Pinf.
 func (s *stack) Stationary(dst []float64) {
 	s.blockDiag(dst, func(k Temporal, b []float64) { k.Stationary(b) })
 }
+// Transition writes the block-diagonal A(dt).
 func (s *stack) Transition(dst []float64, dt float64) {
 	s.blockDiag(dst, func(k Temporal, b []float64) { k.Transition(b, dt) })
 }
+// ProcessNoise writes the block-diagonal Q(dt), each block by its kernel.
 func (s *stack) ProcessNoise(dst []float64, dt float64) {
 	s.blockDiag(dst, func(k Temporal, b []float64) { ProcessNoise(k, b, dt, nil) })
 }
+// Drift writes the block-diagonal F.
 func (s *stack) Drift(dst []float64) { s.blockDiag(dst, func(k Temporal, b []float64) { k.Drift(b) }) }
+// Diffusion writes the block-diagonal L·Qc·Lᵀ.
 func (s *stack) Diffusion(dst []float64) {
 	s.blockDiag(dst, func(k Temporal, b []float64) { k.Diffusion(b) })
 }
@@ -65,6 +71,7 @@ func (s *stack) Diffusion(dst []float64) {
 // Cov returns the first product's covariance; a stack has no single output.
 func (s *stack) Cov(tau float64) float64 { return s.ks[0].Cov(tau) }
 
+// NumParams returns the total number of parameters.
 func (s *stack) NumParams() int {
 	n := 0
 	for _, k := range s.ks {
@@ -73,6 +80,7 @@ func (s *stack) NumParams() int {
 	return n
 }
 
+// ParamNames prefixes each kernel's names with its product index.
 func (s *stack) ParamNames() []string {
 	var names []string
 	for i, k := range s.ks {
@@ -83,6 +91,7 @@ func (s *stack) ParamNames() []string {
 	return names
 }
 
+// Params concatenates the kernels' unconstrained parameters.
 func (s *stack) Params(dst []float64) []float64 {
 	if dst == nil {
 		dst = make([]float64, s.NumParams())
@@ -96,6 +105,7 @@ func (s *stack) Params(dst []float64) []float64 {
 	return dst
 }
 
+// SetParams sets every kernel's parameters, all or nothing.
 func (s *stack) SetParams(src []float64) error {
 	if len(src) != s.NumParams() {
 		return fmt.Errorf("filter: want %d parameters, got %d", s.NumParams(), len(src))
@@ -119,6 +129,7 @@ func (s *stack) SetParams(src []float64) error {
 	return nil
 }
 
+// Clone deep-copies the kernels.
 func (s *stack) Clone() Temporal {
 	ks := make([]Temporal, len(s.ks))
 	for i, k := range s.ks {
