@@ -53,16 +53,20 @@ func (s *stack) blockDiag(dst []float64, f func(k Temporal, blk []float64)) {
 func (s *stack) Stationary(dst []float64) {
 	s.blockDiag(dst, func(k Temporal, b []float64) { k.Stationary(b) })
 }
+
 // Transition writes the block-diagonal A(dt).
 func (s *stack) Transition(dst []float64, dt float64) {
 	s.blockDiag(dst, func(k Temporal, b []float64) { k.Transition(b, dt) })
 }
+
 // ProcessNoise writes the block-diagonal Q(dt), each block by its kernel.
 func (s *stack) ProcessNoise(dst []float64, dt float64) {
 	s.blockDiag(dst, func(k Temporal, b []float64) { ProcessNoise(k, b, dt, nil) })
 }
+
 // Drift writes the block-diagonal F.
 func (s *stack) Drift(dst []float64) { s.blockDiag(dst, func(k Temporal, b []float64) { k.Drift(b) }) }
+
 // Diffusion writes the block-diagonal L·Qc·Lᵀ.
 func (s *stack) Diffusion(dst []float64) {
 	s.blockDiag(dst, func(k Temporal, b []float64) { k.Diffusion(b) })
