@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dcgpd/dcgpd/diffusion"
 	"github.com/dcgpd/dcgpd/filter"
 )
 
@@ -152,5 +153,52 @@ func TestTobitCVIConverges(t *testing.T) {
 	}
 	if math.Abs(final[0]-final[1]) > 1e-7*math.Abs(final[0]) {
 		t.Errorf("fixed points differ: %v", final)
+	}
+}
+
+// TestParallelExpectMatchesSerial: the bins evaluated on all cores with
+// likelihood workers give what one goroutine gives, and a DCGP fit on
+// censored data converges.
+func TestParallelExpectMatchesSerial(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	data := testData(rng, 150, 3, 0.5)
+	k, _ := filter.NewMatern32(1.0, 2.0)
+	m, _ := filter.NewModel(k, nil, nil, 3)
+	graph, err := diffusion.NewGraph([][]float64{{0, 0}, {1, 0}, {0, 1}}, diffusion.GraphOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lik, err := NewDiffusion(DiffusionOptions{Graph: graph, Lengthscale: 1, Sink: 0.1, Variance: 0.02})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(m, lik, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, elbo, err := e.Converge(1, 1e-6, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("converged in %d steps, ELBO %.8g", n, elbo)
+	if n == 100 {
+		t.Errorf("CVI did not converge to 1e-6 in 100 steps")
+	}
+	par, err := e.expect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grad := append([]float64(nil), e.grad...)
+	ser, err := e.expectRange(e.Lik, 0, len(e.bins), e.cov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(par-ser) > 1e-12*math.Abs(ser) {
+		t.Errorf("parallel Σ E = %.15g, serial %.15g", par, ser)
+	}
+	for i := range grad {
+		if grad[i] != e.grad[i] {
+			t.Fatalf("gradient %d differs: %v vs %v", i, grad[i], e.grad[i])
+		}
 	}
 }
