@@ -210,9 +210,8 @@ func (e *Engine) kl() float64 {
 	var s float64
 	np := e.Data.NP
 	for i := range e.bins {
-		l1, l2 := e.Sites.Bin(i)
 		mean := e.post.Mean[i*np : (i+1)*np]
-		s += siteExpectation(l1, l2, mean, e.binCovFull(i), np, e.Sites.Full)
+		s += e.Sites.ExpectedLog(i, mean, e.binCovFull(i))
 	}
 	return s - e.post.LogLik
 }
@@ -232,76 +231,6 @@ func (e *Engine) binCovFull(i int) []float64 {
 		c[k*np+k] = e.post.Var[i*np+k]
 	}
 	return c
-}
-
-// siteExpectation returns E_{N(m,P)}[log t(f)] for a site with natural
-// parameters (λ₁, Λ), defined as in the filter: t(f) = N(ỹ | f, Λ⁻¹) on
-// the subspace where Λ has positive precision.
-func siteExpectation(l1, l2, m, P []float64, np int, full bool) float64 {
-	if !full {
-		var s float64
-		for k := 0; k < np; k++ {
-			lam := l2[k]
-			if lam <= 0 {
-				continue
-			}
-			y := l1[k] / lam
-			r := y - m[k]
-			s += -0.5*log2Pi + 0.5*math.Log(lam) - 0.5*lam*(r*r+P[k*np+k])
-		}
-		return s
-	}
-	// −½(λ₁ᵀΛ⁺λ₁ − 2λ₁ᵀm + mᵀΛm + tr(ΛP)) − (r/2)log 2π + ½ log pdet Λ.
-	var idx []int
-	for k := 0; k < np; k++ {
-		if l2[k*np+k] > 0 {
-			idx = append(idx, k)
-		}
-	}
-	q := len(idx)
-	if q == 0 {
-		return 0
-	}
-	sym := mat.NewSymDense(q, nil)
-	for a, i := range idx {
-		for b := a; b < q; b++ {
-			sym.SetSym(a, b, l2[i*np+idx[b]])
-		}
-	}
-	var eig mat.EigenSym
-	if !eig.Factorize(sym, true) {
-		return math.NaN()
-	}
-	vals := eig.Values(nil)
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
-	maxv := 0.0
-	for _, v := range vals {
-		maxv = math.Max(maxv, v)
-	}
-	var quad, logdet float64
-	r := 0
-	for c, v := range vals {
-		if v <= 1e-13*maxv*float64(q) {
-			continue
-		}
-		var z float64
-		for a, i := range idx {
-			z += vecs.At(a, c) * l1[i]
-		}
-		quad += z * z / v
-		logdet += math.Log(v)
-		r++
-	}
-	var lm, mLm, tr float64
-	for _, i := range idx {
-		lm += l1[i] * m[i]
-		for _, j := range idx {
-			mLm += m[i] * l2[i*np+j] * m[j]
-			tr += l2[i*np+j] * P[j*np+i]
-		}
-	}
-	return -0.5*(quad-2*lm+mLm+tr) - 0.5*float64(r)*log2Pi + 0.5*logdet
 }
 
 const log2Pi = 1.8378770664093454835606594728112352797227949472755668

@@ -3,6 +3,8 @@ package filter
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Sites are the Gaussian pseudo-observations of a CVI posterior, one per
@@ -102,4 +104,66 @@ func (s *Sites) Validate() error {
 		}
 	}
 	return nil
+}
+
+// ExpectedLog returns E_{N(f|m,P)}[log t_n(f)] for the site of bin n
+// (m of length NP, P the NP×NP covariance), with the site's density as the
+// filter defines it: t(f) = N(ỹ | f, Λ⁻¹) on the subspace where the
+// precision Λ is positive, so that Σ_n ExpectedLog − log Z̃ is the KL term
+// of the ELBO.
+func (s *Sites) ExpectedLog(n int, m, P []float64) float64 {
+	np := s.NP
+	l1, l2 := s.Bin(n)
+	if !s.Full {
+		var sum float64
+		for k := 0; k < np; k++ {
+			lam := l2[k]
+			if lam <= 0 {
+				continue
+			}
+			y := l1[k] / lam
+			r := y - m[k]
+			sum += -0.5*log2Pi + 0.5*math.Log(lam) - 0.5*lam*(r*r+P[k*np+k])
+		}
+		return sum
+	}
+	// −½(λ₁ᵀΛ⁺λ₁ − 2λ₁ᵀm + mᵀΛm + tr(ΛP)) − (r/2)log 2π + ½ log pdet Λ.
+	idx, eig, ok := siteBlock(l2, np)
+	if !ok {
+		return math.NaN()
+	}
+	q := len(idx)
+	if q == 0 {
+		return 0
+	}
+	vals := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	maxv := 0.0
+	for _, v := range vals {
+		maxv = math.Max(maxv, v)
+	}
+	var quad, logdet float64
+	r := 0
+	for c, v := range vals {
+		if v <= 1e-13*maxv*float64(q) {
+			continue
+		}
+		var z float64
+		for a, i := range idx {
+			z += vecs.At(a, c) * l1[i]
+		}
+		quad += z * z / v
+		logdet += math.Log(v)
+		r++
+	}
+	var lm, mLm, tr float64
+	for _, i := range idx {
+		lm += l1[i] * m[i]
+		for _, j := range idx {
+			mLm += m[i] * l2[i*np+j] * m[j]
+			tr += l2[i*np+j] * P[j*np+i]
+		}
+	}
+	return -0.5*(quad-2*lm+mLm+tr) - 0.5*float64(r)*log2Pi + 0.5*logdet
 }

@@ -149,14 +149,8 @@ func (p *obsWork) whitenFull(m *Model, l1, l2 []float64) (r int, logdet float64,
 		return q, logdet, nil
 	}
 	// Positive semi-definite block: Λ = V·diag(e)·Vᵀ, keep e > tol.
-	sym := mat.NewSymDense(q, nil)
-	for a, i := range idx {
-		for b := a; b < q; b++ {
-			sym.SetSym(a, b, l2[i*np+idx[b]])
-		}
-	}
-	var eig mat.EigenSym
-	if !eig.Factorize(sym, true) {
+	idx, eig, ok := siteBlock(l2, np)
+	if !ok {
 		return 0, 0, errors.New("filter: site precision block cannot be factorised")
 	}
 	vals := eig.Values(nil)
@@ -190,4 +184,30 @@ func (p *obsWork) whitenFull(m *Model, l1, l2 []float64) (r int, logdet float64,
 		r++
 	}
 	return r, logdet, nil
+}
+
+// siteBlock returns the products with positive precision in a full site
+// block and the eigendecomposition of the block restricted to them (nil
+// when there are none); ok is false if the decomposition failed.
+func siteBlock(l2 []float64, np int) (idx []int, eig *mat.EigenSym, ok bool) {
+	for k := 0; k < np; k++ {
+		if l2[k*np+k] > 0 {
+			idx = append(idx, k)
+		}
+	}
+	q := len(idx)
+	if q == 0 {
+		return nil, nil, true
+	}
+	sym := mat.NewSymDense(q, nil)
+	for a, i := range idx {
+		for b := a; b < q; b++ {
+			sym.SetSym(a, b, l2[i*np+idx[b]])
+		}
+	}
+	eig = new(mat.EigenSym)
+	if !eig.Factorize(sym, true) {
+		return idx, nil, false
+	}
+	return idx, eig, true
 }
