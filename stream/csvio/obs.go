@@ -68,15 +68,12 @@ func ReadObs(r io.Reader, name string) (*Obs, error) {
 	kindSet := false
 	seen := map[string]map[float64]int{}
 	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+		rec, done, err := nextRecord(cr, len(header), name, line)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+			return nil, err
 		}
-		if len(rec) != len(header) {
-			return nil, fmt.Errorf("%s:%d: %d fields, header has %d", name, line, len(rec), len(header))
+		if done {
+			break
 		}
 		row := Row{Line: line, TimeText: strings.TrimSpace(rec[col["time"]]), Product: strings.TrimSpace(rec[col["product"]])}
 		t, kind, err := ParseTime(row.TimeText)
@@ -177,4 +174,20 @@ func ParseTime(s string) (float64, TimeKind, error) {
 		}
 	}
 	return 0, 0, fmt.Errorf("time %q is not a number, RFC 3339 or YYYY-MM-DDTHH:MM[:SS]", s)
+}
+
+// nextRecord reads the next CSV record and checks it has width fields;
+// done reports the end of the file. Errors name the file and line.
+func nextRecord(cr *csv.Reader, width int, name string, line int) (rec []string, done bool, err error) {
+	rec, err = cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%s:%d: %w", name, line, err)
+	}
+	if len(rec) != width {
+		return nil, false, fmt.Errorf("%s:%d: %d fields, header has %d", name, line, len(rec), width)
+	}
+	return rec, false, nil
 }

@@ -41,15 +41,12 @@ func ReadProducts(r io.Reader, name string) (*Products, error) {
 	p := &Products{Columns: header[1:], index: map[string]int{}}
 	p.Geographic = len(p.Columns) == 2 && p.Columns[0] == "lat" && p.Columns[1] == "lon"
 	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+		rec, done, err := nextRecord(cr, len(header), name, line)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+			return nil, err
 		}
-		if len(rec) != len(header) {
-			return nil, fmt.Errorf("%s:%d: %d fields, header has %d", name, line, len(rec), len(header))
+		if done {
+			break
 		}
 		id := strings.TrimSpace(rec[0])
 		if id == "" {
