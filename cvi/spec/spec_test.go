@@ -50,3 +50,26 @@ func TestLoadNamesFile(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// FuzzDecode: any configuration text decodes or errors, never panics, and
+// what decodes passes validation and builds for a small data summary.
+func FuzzDecode(f *testing.F) {
+	b, err := os.ReadFile("../../config.toml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(b))
+	f.Add("[model]\nlikelihood = \"tobit\"\n[[model.temporal]]\nkernel = \"periodic\"\nperiod = 24.0\n")
+	f.Add("[model.diffusion]\nmode = \"available\"\nsink = 0.5\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := Decode(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("decoded but invalid: %v", err)
+		}
+		sum := Summary{Variance: 1, MedianStep: 1, NP: 2, Features: [][]float64{{0, 0}, {1, 0}}, Names: []string{"a", "b"}}
+		_, _ = s.Build(sum, "") // may fail (e.g. a missing transition file), must not panic
+	})
+}
