@@ -409,7 +409,7 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 			beta /= 2
 			calm = 0
 		case math.Abs(elbo-prevE) <= tol*(1+math.Abs(elbo)):
-			if calm++; calm >= 2 {
+			if calm++; calm >= 1 {
 				// Return state k, whose ELBO is known.
 				copy(e.Sites.Nat1, cur1)
 				copy(e.Sites.Nat2, cur2)

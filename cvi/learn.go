@@ -165,7 +165,7 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	// inner tolerance, so near the optimum the line search can probe one
 	// point over and over: stop when it has not completed an iteration in
 	// maxProbe evaluations.
-	const maxProbe = 8
+	const maxProbe = 4
 	rec := &recorder{f: opts.Progress}
 	problem := optimize.Problem{
 		Func: func(x []float64) float64 { eval(x); rec.probes++; return lastF },
