@@ -33,24 +33,6 @@ func resize(s []float64, n int) []float64 {
 	return s[:n]
 }
 
-// transitions fills c.a with A(t_n − t_{n−1}) for every bin, reusing the
-// previous matrix when the step repeats (regular grids cost one exp).
-func transitions(k Temporal, a []float64, times []float64) {
-	d := k.Dim()
-	dd := d * d
-	setIdentity(a[:dd], d)
-	prevDt := -1.0
-	for n := 1; n < len(times); n++ {
-		dt := times[n] - times[n-1]
-		an := a[n*dd : (n+1)*dd]
-		if dt == prevDt {
-			copy(an, a[(n-1)*dd:n*dd])
-			continue
-		}
-		k.Transition(an, dt)
-		prevDt = dt
-	}
-}
 
 // setIdentity writes the n×n identity into a.
 func setIdentity(a []float64, n int) {

@@ -47,7 +47,7 @@ func lower(a []float64, n int) blas64.Triangular {
 	return blas64.Triangular{N: n, Stride: n, Data: a, Uplo: blas.Lower, Diag: blas.NonUnit}
 }
 
-// copySym copies an n×n matrix and reports whether it is finite.
+// finite reports whether every element of a is finite.
 func finite(a []float64) bool {
 	for _, v := range a {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
