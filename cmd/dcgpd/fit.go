@@ -177,11 +177,21 @@ func fitGrid(ctx context.Context, data *cvi.Data, prods *csvio.Products, sp spec
 }
 
 func likName(b *spec.Built) string {
-	switch b.Lik.(type) {
+	l := any(b.Lik)
+	if f, ok := l.(cvi.Factorised); ok {
+		l = f.Scalar
+	}
+	switch l.(type) {
 	case *cvi.Diffusion:
 		return "diffusion"
-	case cvi.Factorised:
-		return fmt.Sprintf("%T", b.Lik.(cvi.Factorised).Scalar)
+	case *cvi.Gaussian:
+		return "gaussian"
+	case *cvi.Tobit:
+		return "tobit"
+	case *cvi.Poisson:
+		return "poisson"
+	case *cvi.CensoredPoisson:
+		return "censored-poisson"
 	}
-	return fmt.Sprintf("%T", b.Lik)
+	return fmt.Sprintf("%T", l)
 }

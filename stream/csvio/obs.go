@@ -168,7 +168,7 @@ func ParseTime(s string) (float64, TimeKind, error) {
 		}
 		return v, Numeric, nil
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04"} {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04"} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return float64(t.UnixNano()) / float64(time.Hour), Timestamp, nil
 		}
