@@ -33,7 +33,6 @@ func resize(s []float64, n int) []float64 {
 	return s[:n]
 }
 
-
 // setIdentity writes the n×n identity into a.
 func setIdentity(a []float64, n int) {
 	for i := range a[:n*n] {
