@@ -10,6 +10,7 @@ type stack struct {
 	ks  []Temporal
 	off []int     // block offsets, len(ks)+1
 	blk []float64 // scratch for one block
+	pnw []float64 // scratch for ProcessNoise
 }
 
 func newStack(ks []Temporal) *stack {
@@ -61,7 +62,11 @@ func (s *stack) Transition(dst []float64, dt float64) {
 
 // ProcessNoise writes the block-diagonal Q(dt), each block by its kernel.
 func (s *stack) ProcessNoise(dst []float64, dt float64) {
-	s.blockDiag(dst, func(k Temporal, b []float64) { ProcessNoise(k, b, dt, nil) })
+	s.blockDiag(dst, func(k Temporal, b []float64) {
+		d := k.Dim()
+		s.pnw = resize(s.pnw, 3*d*d)
+		ProcessNoise(k, b, dt, s.pnw)
+	})
 }
 
 // Drift writes the block-diagonal F.
