@@ -82,9 +82,10 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 		m.Likelihood = likelihood
 	}
 	if m.Likelihood == "" {
-		m.Likelihood = "diffusion"
-		if sum.NP < 2 {
-			m.Likelihood = "tobit"
+		// Diffusion needs a graph: product features or an explicit matrix.
+		m.Likelihood = "tobit"
+		if sum.NP >= 2 && (len(sum.Features) == sum.NP || m.Diffusion.Transition != "") {
+			m.Likelihood = "diffusion"
 		}
 	}
 	comps := m.Temporal
