@@ -127,6 +127,7 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		bestELBO = math.Inf(-1)
 		bestX    []float64
 	)
+	rec := &recorder{f: opts.Progress, improve: math.Inf(1)}
 	eval := func(x []float64) {
 		if lastX != nil && equal(x, lastX) {
 			return
@@ -142,7 +143,7 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 			return
 		}
 		res.Evals++
-		n, elbo, err := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
+		n, elbo, err := e.Converge(opts.Beta, rec.innerTol(opts.InnerTol), opts.InnerMax)
 		res.CVISteps += n
 		if err != nil || math.IsNaN(elbo) {
 			lastF = math.Inf(1)
@@ -166,7 +167,6 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	// point over and over: stop when it has not completed an iteration in
 	// maxProbe evaluations.
 	const maxProbe = 4
-	rec := &recorder{f: opts.Progress}
 	problem := optimize.Problem{
 		Func: func(x []float64) float64 { eval(x); rec.probes++; return lastF },
 		Grad: func(grad, x []float64) { eval(x); copy(grad, lastG) },
@@ -310,9 +310,19 @@ var stalled = optimize.NewStatus("Stalled", true, nil)
 // recorder reports progress and counts evaluations since the last major
 // iteration.
 type recorder struct {
-	f      func(int, float64)
-	iter   int
-	probes int
+	f       func(int, float64)
+	iter    int
+	probes  int
+	lastF   float64
+	improve float64 // relative ELBO gain of the last iteration
+}
+
+// innerTol is the CVI tolerance for the next evaluation: while the
+// optimiser still gains much per iteration, a CVI fixed point a hundred
+// times more precise than that gain is enough; near the optimum it
+// tightens to the floor.
+func (r *recorder) innerTol(floor float64) float64 {
+	return math.Max(floor, math.Min(1e-3, 0.01*r.improve))
 }
 
 // Init implements optimize.Recorder.
@@ -323,6 +333,10 @@ func (r *recorder) Record(loc *optimize.Location, op optimize.Operation, _ *opti
 	if op&optimize.MajorIteration != 0 {
 		r.iter++
 		r.probes = 0
+		if r.iter > 1 {
+			r.improve = math.Abs(loc.F-r.lastF) / (1 + math.Abs(loc.F))
+		}
+		r.lastF = loc.F
 		if r.f != nil {
 			r.f(r.iter, -loc.F)
 		}
