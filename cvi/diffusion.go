@@ -90,6 +90,15 @@ type Diffusion struct {
 	avail                               []bool
 	yv                                  []float64
 	tobit                               *Tobit
+	// fixedDiffusion: ℓ and π are held, so their gradients are not needed.
+	fixedDiffusion bool
+}
+
+// HoldParams tells the likelihood which of its parameters learning holds
+// fixed (same order as ParamNames), so it can skip their gradients: with
+// ℓ and π both held, ExpectParamGrad leaves their entries untouched.
+func (d *Diffusion) HoldParams(fixed []bool) {
+	d.fixedDiffusion = len(fixed) == 3 && fixed[1] && fixed[2]
 }
 
 // NewDiffusion validates the options and returns the likelihood.

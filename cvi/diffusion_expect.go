@@ -161,7 +161,7 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 					}
 				}
 			}
-			if wantParams && active && d.learnable() {
+			if wantParams && active && d.learnable() && !d.fixedDiffusion {
 				if err := op.ParamGrad(d.dge, d.dgp, d.f, d.u, d.ws); err != nil {
 					return 0, err
 				}
@@ -247,7 +247,7 @@ func (d *Diffusion) expectMeanOnly(op diffusion.Operator, obs []Obs, mean, vars,
 			grad[k], curv[k] = dm, d2m
 		}
 	}
-	if pgrad != nil && d.learnable() {
+	if pgrad != nil && d.learnable() && !d.fixedDiffusion {
 		if err := op.ParamGrad(d.dge, d.dgp, mean, d.u, d.ws); err != nil {
 			return 0, err
 		}

@@ -99,6 +99,13 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 			free = append(free, i)
 		}
 	}
+	if h, ok := e.Lik.(interface{ HoldParams([]bool) }); ok {
+		held := make([]bool, e.Lik.NumParams())
+		for i := range held {
+			held[i] = opts.Fixed[names[nm+i]]
+		}
+		h.HoldParams(held)
+	}
 	var res Result
 	if len(free) == 0 {
 		n, elbo, err := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
