@@ -86,6 +86,7 @@ type Diffusion struct {
 	np       int
 	// scratch
 	f, g, u, dl, d2l, gf, dge, dgp, jac []float64
+	lfac, delta                         []float64 // covariance factor, one point's offset
 	l                                   []float64
 	avail                               []bool
 	yv                                  []float64
@@ -152,6 +153,8 @@ func (d *Diffusion) scratch() {
 		*p = make([]float64, np)
 	}
 	d.jac = make([]float64, np*np)
+	d.lfac = make([]float64, np*np)
+	d.delta = make([]float64, np)
 	d.avail = make([]bool, np)
 	d.masked = diffusion.Transition{}
 }

@@ -53,20 +53,11 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 	if d.excessNegligible(obs, mean, P) {
 		return d.expectFactorised(obs, mean, P, grad, curv, pgrad), nil
 	}
-	L := make([]float64, np*np)
+	L := d.lfac
 	if err := sqrtCov(L, P, np); err != nil {
 		return 0, err
 	}
-	if grad != nil {
-		for i := range grad[:np] {
-			grad[i] = 0
-		}
-	}
-	if curv != nil {
-		for i := range curv[:np*np] {
-			curv[i] = 0
-		}
-	}
+	clearOutputs(grad, curv, np)
 	exact := curv != nil && d.opts.Curvature == ExactCurvature
 	var stein []float64 // Σ (f − m)(Jᵀ∂log p)ᵀ
 	if exact {
@@ -76,7 +67,7 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 	wantParams := pgrad != nil
 	var sum float64
 	npts, _ := d.z.Dims()
-	delta := make([]float64, np)
+	delta := d.delta
 	for i := 0; i < npts; i++ {
 		z := d.z.RawRowView(i)
 		for a := 0; a < np; a++ {
@@ -286,16 +277,7 @@ func (d *Diffusion) excessNegligible(obs []Obs, mean, P []float64) bool {
 // one-dimensional Tobit expectations.
 func (d *Diffusion) expectFactorised(obs []Obs, mean, P, grad, curv, pgrad []float64) float64 {
 	np := d.np
-	if grad != nil {
-		for i := range grad[:np] {
-			grad[i] = 0
-		}
-	}
-	if curv != nil {
-		for i := range curv[:np*np] {
-			curv[i] = 0
-		}
-	}
+	clearOutputs(grad, curv, np)
 	var sum float64
 	for k, o := range obs {
 		if math.IsNaN(o.Y) {
@@ -316,4 +298,15 @@ func (d *Diffusion) expectFactorised(obs []Obs, mean, P, grad, curv, pgrad []flo
 		}
 	}
 	return sum
+}
+
+// clearOutputs zeroes the gradient (np) and curvature (np×np)
+// destinations that are not nil.
+func clearOutputs(grad, curv []float64, np int) {
+	if grad != nil {
+		clear(grad[:np])
+	}
+	if curv != nil {
+		clear(curv[:np*np])
+	}
 }
