@@ -98,6 +98,12 @@ func (op Operator) Linearise(g, jac, f, u []float64, ws *Workspace) (bool, error
 	if len(g) != n || len(jac) != n*n {
 		return false, fmt.Errorf("diffusion: Linearise needs g of length %d and jac of %d, got %d and %d", n, n*n, len(g), len(jac))
 	}
+	return op.linearise(g, jac, f, u, ws), nil
+}
+
+// linearise is Linearise on validated inputs and a sized workspace.
+func (op Operator) linearise(g, jac, f, u []float64, ws *Workspace) bool {
+	n := op.T.n
 	op.forward(f, u, ws)
 	active := false
 	for _, e := range ws.exc[:n] {
@@ -109,7 +115,7 @@ func (op Operator) Linearise(g, jac, f, u []float64, ws *Workspace) (bool, error
 	if !active {
 		// No excess in the first step means none later: f⁽ᴺ⁾ = f.
 		copy(g, f)
-		return false, nil
+		return false
 	}
 	for i, fn := range ws.cur {
 		fi := f[i]
@@ -120,7 +126,7 @@ func (op Operator) Linearise(g, jac, f, u []float64, ws *Workspace) (bool, error
 		}
 	}
 	op.jacobianFromForward(jac, f, ws)
-	return true, nil
+	return true
 }
 
 func axpy(y []float64, a float64, x []float64) {

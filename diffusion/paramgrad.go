@@ -19,6 +19,11 @@ func (op Operator) ParamGrad(dgdEll, dgdPi, f, u []float64, ws *Workspace) error
 	if err != nil {
 		return err
 	}
+	return op.paramGrad(dgdEll, dgdPi, f, u, ws)
+}
+
+// paramGrad is ParamGrad on validated inputs and a sized workspace.
+func (op Operator) paramGrad(dgdEll, dgdPi, f, u []float64, ws *Workspace) error {
 	t, n := op.T, op.T.n
 	if !t.kernel {
 		return fmt.Errorf("diffusion: explicit transition has no lengthscale or sink parameter")
