@@ -328,6 +328,17 @@ func (d *Diffusion) ExpectParamGrad(obs []Obs, mean, cov, grad []float64) float6
 	return e
 }
 
+// expectAll is Expect and ExpectParamGrad in one pass over the points:
+// it writes the mean derivatives, adds the parameter gradient into pgrad
+// and returns E (NaN on failure).
+func (d *Diffusion) expectAll(obs []Obs, mean, cov, grad, curv, pgrad []float64) float64 {
+	e, err := d.expect(obs, mean, cov, grad, curv, pgrad)
+	if err != nil {
+		return math.NaN()
+	}
+	return e
+}
+
 // LogPredictive writes log N(y_k | m_k, v_k + σ²) per observed product:
 // the predictive density of the true (undiffused) demand.
 func (d *Diffusion) LogPredictive(obs []Obs, mean, cov, dst []float64) {

@@ -12,22 +12,14 @@ import (
 // sqrtCov writes a factor L with L·Lᵀ = P (Cholesky, or the symmetric
 // square root when P is only semi-definite) into dst (NP×NP).
 func sqrtCov(dst, P []float64, np int) error {
+	if cholInto(dst, P, np) {
+		return nil
+	}
 	sym := mat.NewSymDense(np, nil)
 	for i := 0; i < np; i++ {
 		for j := i; j < np; j++ {
 			sym.SetSym(i, j, 0.5*(P[i*np+j]+P[j*np+i]))
 		}
-	}
-	var ch mat.Cholesky
-	if ch.Factorize(sym) {
-		var l mat.TriDense
-		ch.LTo(&l)
-		for i := 0; i < np; i++ {
-			for j := 0; j < np; j++ {
-				dst[i*np+j] = l.At(i, j)
-			}
-		}
-		return nil
 	}
 	var eig mat.EigenSym
 	if !eig.Factorize(sym, true) {
@@ -57,6 +49,21 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 	if err := sqrtCov(L, P, np); err != nil {
 		return 0, err
 	}
+	for a, m := range mean {
+		if math.IsNaN(m) || math.IsInf(m, 0) {
+			return 0, errors.New("cvi: posterior mean is not finite")
+		}
+		for _, l := range L[a*np : (a+1)*np] {
+			if math.IsNaN(l) || math.IsInf(l, 0) {
+				return 0, errors.New("cvi: posterior covariance is not finite")
+			}
+		}
+	}
+	// Validated once per bin: every point below is finite.
+	bound, err := op.Prepare(d.u, d.ws)
+	if err != nil {
+		return 0, err
+	}
 	clearOutputs(grad, curv, np)
 	exact := curv != nil && d.opts.Curvature == ExactCurvature
 	var stein []float64 // Σ (f − m)(Jᵀ∂log p)ᵀ
@@ -81,7 +88,7 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 			for a := 0; a < np; a++ {
 				d.f[a] = mean[a] + sign*delta[a]
 			}
-			active, err := op.Linearise(d.g, d.jac, d.f, d.u, d.ws)
+			active, err := bound.Linearise(d.g, d.jac, d.f)
 			if err != nil {
 				return 0, err
 			}
@@ -153,7 +160,7 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 				}
 			}
 			if wantParams && active && d.learnable() && !d.fixedDiffusion {
-				if err := op.ParamGrad(d.dge, d.dgp, d.f, d.u, d.ws); err != nil {
+				if err := bound.ParamGrad(d.dge, d.dgp, d.f); err != nil {
 					return 0, err
 				}
 				for k := 0; k < np; k++ {
@@ -285,8 +292,11 @@ func (d *Diffusion) expectFactorised(obs []Obs, mean, P, grad, curv, pgrad []flo
 		}
 		v := P[k*np+k]
 		if pgrad != nil {
-			sum += d.tobit.ExpectParamGrad(o, mean[k], v, pgrad[:1])
-			continue
+			e := d.tobit.ExpectParamGrad(o, mean[k], v, pgrad[:1])
+			if grad == nil && curv == nil {
+				sum += e
+				continue
+			}
 		}
 		e, dm, d2m := d.tobit.Expect(o, mean[k], v)
 		sum += e

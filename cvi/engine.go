@@ -38,7 +38,15 @@ type Engine struct {
 	grad, curv []float64
 	cov        []float64 // one bin's covariance (NP or NP²)
 	target     []float64 // one bin's target precision
+	scratch    []float64 // NP² scratch
 	fresh      bool      // post matches Sites
+	// evaluated: ell, grad and curv (and pgrad when wantPG) match post.
+	evaluated bool
+	// wantPG asks the expectation passes for the likelihood-parameter
+	// gradient as well, when the likelihood can give it in the same pass
+	// (fused); pgrad then holds Σ_n dE_n/dθ at post.
+	wantPG bool
+	pgrad  []float64
 	// Sites before the previous step, for Converge's backtracking.
 	prev1, prev2 []float64
 }
@@ -72,6 +80,7 @@ func NewEngine(m *filter.Model, lik Likelihood, data *Data) (*Engine, error) {
 	e.curv = make([]float64, len(e.bins)*w)
 	e.cov = make([]float64, np*np)
 	e.target = make([]float64, np*np)
+	e.scratch = make([]float64, np*np)
 	return e, nil
 }
 
@@ -92,12 +101,21 @@ func (e *Engine) Posterior() (*filter.Posterior, error) {
 
 // Invalidate tells the engine that the model or likelihood parameters
 // changed outside it.
-func (e *Engine) Invalidate() { e.fresh = false }
+func (e *Engine) Invalidate() { e.fresh, e.evaluated = false, false }
+
+// fusedLikelihood is implemented by likelihoods that give the parameter
+// gradient in the same pass as the expectation and its mean derivatives,
+// at little extra cost (the joint diffusion expectation, whose points
+// dominate).
+type fusedLikelihood interface {
+	expectAll(obs []Obs, mean, cov, grad, curv, pgrad []float64) float64
+}
 
 func (e *Engine) refresh() error {
 	if e.fresh {
 		return nil
 	}
+	e.evaluated = false
 	// CVI needs only the marginals of f per bin: the Bryson–Frazier pass
 	// gives them without the O(D³) smoothed states.
 	if err := filter.SmoothMarginals(&e.post, e.Model, e.times, e.Sites); err != nil {
@@ -132,21 +150,38 @@ func (e *Engine) binCovInto(i int, c []float64) []float64 {
 // expect evaluates the expected log-likelihood of every observed bin and
 // its derivatives at the current posterior; it returns Σ E_n. Likelihoods
 // with a Worker method are evaluated on all cores, bins split in blocks.
+// With wantPG and a fused likelihood it also sums the parameter gradient
+// into pgrad.
 func (e *Engine) expect() (float64, error) {
 	if err := e.refresh(); err != nil {
 		return 0, err
 	}
+	_, fused := e.Lik.(fusedLikelihood)
+	withPG := e.wantPG && fused
+	np := e.Lik.NumParams()
+	e.pgrad = resize(e.pgrad, np)
+	clear(e.pgrad)
 	workers := 1
 	wl, parallel := e.Lik.(interface{ Worker() Likelihood })
 	if parallel && len(e.bins) >= 64 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	if workers <= 1 {
-		return e.expectRange(e.Lik, 0, len(e.bins), e.cov)
+		var pg []float64
+		if withPG {
+			pg = e.pgrad
+		}
+		total, err := e.expectRange(e.Lik, 0, len(e.bins), e.cov, pg)
+		if err != nil {
+			return 0, err
+		}
+		e.evaluated = true
+		return total, nil
 	}
 	var wg sync.WaitGroup
 	sums := make([]float64, workers)
 	errs := make([]error, workers)
+	pgs := make([][]float64, workers)
 	chunk := (len(e.bins) + workers - 1) / workers
 	for w := 0; w < workers; w++ {
 		lo, hi := w*chunk, min((w+1)*chunk, len(e.bins))
@@ -156,10 +191,13 @@ func (e *Engine) expect() (float64, error) {
 			lik = wl.Worker()
 			cov = make([]float64, len(e.cov))
 		}
+		if withPG {
+			pgs[w] = make([]float64, np)
+		}
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			sums[w], errs[w] = e.expectRange(lik, lo, hi, cov)
+			sums[w], errs[w] = e.expectRange(lik, lo, hi, cov, pgs[w])
 		}(w)
 	}
 	wg.Wait()
@@ -169,22 +207,33 @@ func (e *Engine) expect() (float64, error) {
 			return 0, errs[w]
 		}
 		total += sums[w]
+		for j, v := range pgs[w] {
+			e.pgrad[j] += v
+		}
 	}
+	e.evaluated = true
 	return total, nil
 }
 
-// expectRange evaluates bins [lo, hi) with lik, using cov as scratch.
-func (e *Engine) expectRange(lik Likelihood, lo, hi int, cov []float64) (float64, error) {
+// expectRange evaluates bins [lo, hi) with lik, using cov as scratch; a
+// non-nil pg receives the fused parameter gradient.
+func (e *Engine) expectRange(lik Likelihood, lo, hi int, cov, pg []float64) (float64, error) {
 	np := e.Data.NP
 	w := np
 	if lik.Joint() {
 		w = np * np
 	}
+	fl, _ := lik.(fusedLikelihood)
 	var total float64
 	for i := lo; i < hi; i++ {
 		n := e.bins[i]
 		mean := e.post.Mean[i*np : (i+1)*np]
-		v := lik.Expect(e.Data.Bin(n), mean, e.binCovInto(i, cov), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w])
+		var v float64
+		if pg != nil {
+			v = fl.expectAll(e.Data.Bin(n), mean, e.binCovInto(i, cov), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w], pg)
+		} else {
+			v = lik.Expect(e.Data.Bin(n), mean, e.binCovInto(i, cov), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w])
+		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return 0, fmt.Errorf("cvi: expected log-likelihood of bin %d (t=%v) is %v", n, e.Data.Times[n], v)
 		}
@@ -245,11 +294,39 @@ func (e *Engine) Step(beta float64) (elbo, change float64, err error) {
 	if !(beta > 0 && beta <= 1) {
 		return 0, 0, fmt.Errorf("cvi: damping must be in (0, 1], got %v", beta)
 	}
-	ell, err := e.expect()
-	if err != nil {
+	if elbo, err = e.evaluate(); err != nil {
 		return 0, 0, err
 	}
-	elbo = ell - e.kl()
+	if change, err = e.update(beta); err != nil {
+		return 0, 0, err
+	}
+	if err := e.refresh(); err != nil {
+		return 0, 0, err
+	}
+	return elbo, change, nil
+}
+
+// evaluate computes the expectations at the current posterior (unless
+// they are current) and returns the ELBO there.
+func (e *Engine) evaluate() (float64, error) {
+	if e.fresh && e.evaluated {
+		var ell float64
+		for _, v := range e.ell {
+			ell += v
+		}
+		return ell - e.kl(), nil
+	}
+	ell, err := e.expect()
+	if err != nil {
+		return 0, err
+	}
+	return ell - e.kl(), nil
+}
+
+// update moves the sites towards the Newton targets of the last
+// evaluation with damping beta; the posterior is stale afterwards. It
+// returns the largest relative change of a site parameter.
+func (e *Engine) update(beta float64) (change float64, err error) {
 	np := e.Data.NP
 	floor := e.CurvatureFloor
 	for i, n := range e.bins {
@@ -275,8 +352,8 @@ func (e *Engine) Step(beta float64) (elbo, change float64, err error) {
 		}
 		h := e.curv[i*np*np : (i+1)*np*np]
 		t2 := e.target
-		if err := psdTarget(t2, h, np, floor); err != nil {
-			return 0, 0, fmt.Errorf("cvi: bin %d: %w", n, err)
+		if err := psdTarget(t2, e.scratch, h, np, floor); err != nil {
+			return 0, fmt.Errorf("cvi: bin %d: %w", n, err)
 		}
 		for a := 0; a < np; a++ {
 			var t1 float64 = g[a]
@@ -300,11 +377,8 @@ func (e *Engine) Step(beta float64) (elbo, change float64, err error) {
 			}
 		}
 	}
-	e.fresh = false
-	if err := e.refresh(); err != nil {
-		return 0, 0, err
-	}
-	return elbo, change, nil
+	e.fresh, e.evaluated = false, false
+	return change, nil
 }
 
 func relChange(old, new float64) float64 {
@@ -312,10 +386,24 @@ func relChange(old, new float64) float64 {
 }
 
 // psdTarget writes the positive semi-definite projection of −h (NP×NP)
-// into dst: eigenvalues below floor are raised to floor on rows that carry
+// into dst (scratch: NP² more): eigenvalues below floor are raised to floor on rows that carry
 // information and to 0 where the curvature is exactly zero (unobserved
 // products that influence nothing).
-func psdTarget(dst, h []float64, np int, floor float64) error {
+func psdTarget(dst, scratch, h []float64, np int, floor float64) error {
+	// Fast path: if −h − floor·I is positive definite, every eigenvalue is
+	// above the floor (and no row is zero), so the projection is −h itself.
+	for a := 0; a < np; a++ {
+		for b := 0; b < np; b++ {
+			dst[a*np+b] = -0.5 * (h[a*np+b] + h[b*np+a])
+		}
+		dst[a*np+a] -= floor
+	}
+	if cholInto(scratch, dst, np) {
+		for a := 0; a < np; a++ {
+			dst[a*np+a] += floor
+		}
+		return nil
+	}
 	sym := mat.NewSymDense(np, nil)
 	var any bool
 	for a := 0; a < np; a++ {
@@ -368,25 +456,26 @@ func psdTarget(dst, h []float64, np int, floor float64) error {
 }
 
 // Converge runs CVI steps starting with damping beta until the ELBO
-// changes by less than tol·(1+|ELBO|) on two consecutive steps, or maxIter
-// steps were taken. A step that lowers the ELBO by more than 1000 such
-// tolerances is undone and the damping halved (CVI with β = 1 can
-// oscillate on censored data, where the expected log-likelihood is nearly
-// flat); smaller decreases are the noise floor of fixed points that are
-// not exact ELBO maxima (Gauss–Newton curvature) and count as converged. It returns the number of steps
-// and the ELBO of the final state, whose posterior is current.
+// changes by less than tol·(1+|ELBO|) from one state to the next, or
+// maxIter states were evaluated. A step that lowers the ELBO by more than
+// 1000 such tolerances is undone and the damping halved (CVI with β = 1
+// can oscillate on censored data, where the expected log-likelihood is
+// nearly flat); smaller decreases are the noise floor of fixed points that
+// are not exact ELBO maxima (Gauss–Newton curvature) and count as
+// converged. It returns the number of states evaluated and the ELBO of the
+// final state, whose posterior and expectations are current.
 func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) {
+	if !(beta > 0 && beta <= 1) {
+		return 0, 0, fmt.Errorf("cvi: damping must be in (0, 1], got %v", beta)
+	}
 	n1, n2 := len(e.Sites.Nat1), len(e.Sites.Nat2)
-	cur1, cur2 := make([]float64, n1), make([]float64, n2)   // state k
 	prev1, prev2 := make([]float64, n1), make([]float64, n2) // state k−1
 	prevE := math.Inf(-1)
-	calm := 0
 	reeval := false
-	for it := 1; it <= maxIter; it++ {
-		copy(cur1, e.Sites.Nat1)
-		copy(cur2, e.Sites.Nat2)
-		// Step returns the ELBO of state k and moves the sites to k+1.
-		elbo, _, err := e.Step(beta)
+	it := 0
+	for it < maxIter {
+		it++
+		elbo, err := e.evaluate() // state k
 		if err != nil {
 			return it, 0, err
 		}
@@ -398,34 +487,30 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 			// State k is clearly worse than k−1: go back and damp.
 			copy(e.Sites.Nat1, prev1)
 			copy(e.Sites.Nat2, prev2)
-			e.fresh = false
+			e.fresh, e.evaluated = false, false
 			beta /= 2
-			calm = 0
 			reeval = true
 			continue
 		case elbo < prevE-1e-12*math.Abs(prevE) && beta > 0.1:
 			// A small decrease: the iteration is cycling (β = 1 on nearly
 			// flat censored terms); damp it and go on.
 			beta /= 2
-			calm = 0
 		case math.Abs(elbo-prevE) <= tol*(1+math.Abs(elbo)):
-			if calm++; calm >= 1 {
-				// Return state k, whose ELBO is known.
-				copy(e.Sites.Nat1, cur1)
-				copy(e.Sites.Nat2, cur2)
-				e.fresh = false
-				if err := e.refresh(); err != nil {
-					return it, 0, err
-				}
-				return it, elbo, nil
-			}
-		default:
-			calm = 0
+			return it, elbo, nil
+		}
+		if it == maxIter {
+			return it, elbo, nil
 		}
 		prevE = elbo
-		copy(prev1, cur1)
-		copy(prev2, cur2)
+		copy(prev1, e.Sites.Nat1)
+		copy(prev2, e.Sites.Nat2)
+		if _, err := e.update(beta); err != nil {
+			return it, 0, err
+		}
+		if err := e.refresh(); err != nil {
+			return it, 0, err
+		}
 	}
-	elbo, err := e.ELBO()
-	return maxIter, elbo, err
+	elbo, err := e.evaluate()
+	return it, elbo, err
 }

@@ -189,7 +189,7 @@ func TestParallelExpectMatchesSerial(t *testing.T) {
 		t.Fatal(err)
 	}
 	grad := append([]float64(nil), e.grad...)
-	ser, err := e.expectRange(e.Lik, 0, len(e.bins), e.cov)
+	ser, err := e.expectRange(e.Lik, 0, len(e.bins), e.cov, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,6 +199,51 @@ func TestParallelExpectMatchesSerial(t *testing.T) {
 	for i := range grad {
 		if grad[i] != e.grad[i] {
 			t.Fatalf("gradient %d differs: %v vs %v", i, grad[i], e.grad[i])
+		}
+	}
+}
+
+// TestFusedParamGradMatchesSeparatePass checks that the likelihood
+// gradient summed during the expectation pass equals the separate
+// ExpectParamGrad pass learning used before, for the joint and mean-only
+// diffusion expectations with ℓ and π free.
+func TestFusedParamGradMatchesSeparatePass(t *testing.T) {
+	for _, exp := range []Expectation{JointExpectation, MeanOnly} {
+		rng := rand.New(rand.NewPCG(8, 9))
+		data := testData(rng, 150, 3, 0.5)
+		k, _ := filter.NewMatern32(1.0, 2.0)
+		m, _ := filter.NewModel(k, nil, nil, 3)
+		graph, err := diffusion.NewGraph([][]float64{{0, 0}, {1, 0}, {0, 1}}, diffusion.GraphOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lik, err := NewDiffusion(DiffusionOptions{Graph: graph, Lengthscale: 1, Sink: 0.1, Variance: 0.02, Expectation: exp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := NewEngine(m, lik, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nm := m.NumParams()
+		free := []int{nm, nm + 1, nm + 2}
+		e.wantPG = true
+		if _, _, err := e.Converge(1, 1e-8, 100); err != nil {
+			t.Fatal(err)
+		}
+		fused, err := e.gradient(free, nm, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.wantPG = false
+		sep, err := e.gradient(free, nm, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range sep {
+			if math.Abs(fused[j]-sep[j]) > 1e-10*(1+math.Abs(sep[j])) {
+				t.Errorf("expectation %d, parameter %d: fused gradient %.15g, separate %.15g", exp, j, fused[j], sep[j])
+			}
 		}
 	}
 }

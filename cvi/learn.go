@@ -107,6 +107,13 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		h.HoldParams(held)
 	}
 	var res Result
+	e.wantPG = false
+	for _, i := range free {
+		if i >= nm {
+			e.wantPG = true
+		}
+	}
+	defer func() { e.wantPG = false }()
 	if len(free) == 0 {
 		n, elbo, err := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
 		res.ELBO, res.CVISteps, res.Converged, res.Status = elbo, n, err == nil, "nothing to learn"
@@ -250,9 +257,15 @@ func (e *Engine) gradient(free []int, nm int, h float64) ([]float64, error) {
 	}
 	if len(kern) < len(free) {
 		lg := make([]float64, e.Lik.NumParams())
-		np := e.Data.NP
-		for i, n := range e.bins {
-			e.Lik.ExpectParamGrad(e.Data.Bin(n), e.post.Mean[i*np:(i+1)*np], e.binCov(i), lg)
+		_, fused := e.Lik.(fusedLikelihood)
+		if e.wantPG && fused && e.fresh && e.evaluated {
+			// The last expectation pass, at this very posterior, summed it.
+			copy(lg, e.pgrad)
+		} else {
+			np := e.Data.NP
+			for i, n := range e.bins {
+				e.Lik.ExpectParamGrad(e.Data.Bin(n), e.post.Mean[i*np:(i+1)*np], e.binCov(i), lg)
+			}
 		}
 		for j, i := range free {
 			if i >= nm {
