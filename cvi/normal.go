@@ -63,7 +63,9 @@ func survival(z float64) (logQ, lam, lamMinusZ float64) {
 	// order, which would otherwise cost ~z² ulp.
 	x := z * invSqrt2Hi
 	delta := math.FMA(z, invSqrt2Hi, -x) + z*invSqrt2Lo
-	corr := twoOverSqrtPi * math.Exp(-x*x) * delta
+	xx := x * x
+	ex := math.Exp(-xx)
+	corr := twoOverSqrtPi * ex * delta
 	var q float64
 	if z >= 0 {
 		q = 0.5 * (math.Erfc(x) - corr)
@@ -73,7 +75,11 @@ func survival(z float64) (logQ, lam, lamMinusZ float64) {
 		q = 1 - p
 		logQ = math.Log1p(-p)
 	}
-	lam = npdf(z) / q
+	// φ(z) from the same exponential: z²/2 = (x + δ)² = xx + ρ + 2xδ + δ²
+	// with ρ the rounding of x·x, so φ = e^{−xx}·(1 − ρ − 2xδ) to O(z⁴ ulp²).
+	rho := math.FMA(x, x, -xx)
+	phi := invSqrt2Pi * ex * (1 - rho - 2*x*delta)
+	lam = phi / q
 	return logQ, lam, lam - z
 }
 

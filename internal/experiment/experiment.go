@@ -37,6 +37,8 @@ type Options struct {
 	Steps int
 	// Curvature overrides the joint expectation's curvature.
 	Curvature string
+	// Points overrides the joint expectation's number of points.
+	Points int
 }
 
 // Generate regenerates a dataset by name.
@@ -90,6 +92,7 @@ func Spec(ds *synth.Dataset, model string, o Options) (spec.Spec, error) {
 	}
 	m.Diffusion.Expectation = o.Expectation
 	m.Diffusion.Curvature = o.Curvature
+	m.Diffusion.Points = o.Points
 	switch model {
 	case "Oracle", "NCGP":
 		m.Likelihood = "gaussian"
