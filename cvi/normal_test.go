@@ -28,7 +28,8 @@ func relErr(got, want float64) float64 {
 }
 
 // Golden values are mpmath at 50 digits (shared/golden/make_golden.py).
-// Achieved on amd64: ≤ 1.9e-16 relative (1 ulp) for both; z = −40 gives
+// Achieved on amd64: ≤ 1.9e-16 relative for LogSurvival and 2.7e-16 for
+// InvMills (1–2 ulp); z = −40 gives
 // exactly 0 as the golden file does (the true values, ~1e-349, underflow).
 // The tolerance allows 2 ulp for platforms that fuse multiply-adds.
 func TestLogSurvivalGolden(t *testing.T) {
