@@ -20,6 +20,7 @@ type denseWork struct {
 	v, diff          []float64 // D
 	q                []float64 // d×d
 	kscratch         []float64 // 3d²
+	tb               tblocks
 }
 
 func (w *denseWork) grow(m, d, rmax int) {
@@ -37,34 +38,11 @@ func (w *denseWork) grow(m, d, rmax int) {
 	w.kscratch = resize(w.kscratch, 3*d*d)
 }
 
-// predictDense writes mp = (I⊗A)·mf and pp = (I⊗A)·pf·(I⊗A)ᵀ + I⊗Q,
-// exploiting the Kronecker structure: 2·m·D·d² flops instead of 4·D³.
-func predictDense(mp, pp, mf, pf, a, q []float64, w *denseWork) {
-	m, d := w.m, w.d
-	D := m * d
-	tmp := w.tmp
-	// pp = (I⊗A)·((I⊗A)·pf)ᵀ, which equals (I⊗A)·pf·(I⊗A)ᵀ because pf is
-	// symmetric; A always multiplies from the left so its zeros (the
-	// block-diagonal rotations of periodic components, the blocks of sums)
-	// are skipped.
-	kronLeft(tmp, a, pf, m, d)
-	transposeInto(w.t2, tmp, D)
-	kronLeft(pp, a, w.t2, m, d)
-	for i := 0; i < m; i++ {
-		o := i * d
-		for r := 0; r < d; r++ {
-			row := pp[(o+r)*D+o:]
-			for c := 0; c < d; c++ {
-				row[c] += q[r*d+c]
-			}
-			var s float64
-			for c := 0; c < d; c++ {
-				s += a[r*d+c] * mf[o+c]
-			}
-			mp[o+r] = s
-		}
-	}
-	symmetrize(pp, D)
+// predictDense writes mp = T·mf and pp = T·pf·Tᵀ + I⊗Q for the chain's
+// transition T = I⊗A cut into blocks (with Q), exploiting the Kronecker
+// and block structure.
+func predictDense(mp, pp, mf, pf []float64, t *tblocks, w *denseWork) {
+	t.sandwich(pp, pf, w.tmp, true, mp, mf)
 }
 
 // kronLeft writes dst = (I_m ⊗ A)·src for a D×D src (D = m·d), skipping
@@ -90,25 +68,31 @@ func kronLeft(dst, a, src []float64, m, d int) {
 	}
 }
 
-// transposeInto writes the transpose of the n×n src into dst.
-func transposeInto(dst, src []float64, n int) {
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			dst[j*n+i] = src[i*n+j]
-		}
-	}
-}
-
 // updateDense conditions N(mp, pp) on r whitened observations
 // z = Cw·x + e, e ~ N(0, I), writing the filtered moments into mf, pf and
-// returning log N(z | Cw·mp, Cw·pp·Cwᵀ + I).
-func updateDense(mf, pf, mp, pp, cw, z []float64, r int, w *denseWork) (float64, error) {
+// returning log N(z | Cw·mp, Cw·pp·Cwᵀ + I) but for the term −log|L|: |L|
+// is multiplied into det instead. It leaves L⁻¹·Cw·pp in w.ut,
+// the Cholesky factor L of the innovation covariance in the lower triangle
+// of w.s and L⁻¹ times the innovation in w.v.
+//
+// sup lists the columns outside which every row of cw is zero and cs holds
+// cw's columns sup (r×len(sup)); the small updates read only cs, the large
+// one only cw.
+func updateDense(mf, pf, mp, pp, cw, cs, z []float64, sup []int, r int, w *denseWork, det *logProd) (float64, error) {
 	D := w.m * w.d
-	copy(mf[:D], mp[:D])
-	copy(pf[:D*D], pp[:D*D])
 	if r == 0 {
+		copy(mf[:D], mp[:D])
+		copy(pf[:D*D], pp[:D*D])
 		return 0, nil
 	}
+	if r == 2 && 2*D*D <= smallOps {
+		return updateSmall2(mf, pf, mp, pp, cs, z, sup, D, w, det)
+	}
+	if r*D*D <= smallOps {
+		return updateSmall(mf, pf, mp, pp, cs, z, sup, r, D, w, det)
+	}
+	copy(mf[:D], mp[:D])
+	copy(pf[:D*D], pp[:D*D])
 	ut := w.ut[:r*D]
 	s := w.s[:r*r]
 	gemm(blas.NoTrans, blas.NoTrans, 1, general(r, D, D, cw), general(D, D, D, pp), 0, general(r, D, D, ut))
@@ -117,7 +101,7 @@ func updateDense(mf, pf, mp, pp, cw, z []float64, r int, w *denseWork) (float64,
 		s[i*r+i]++
 	}
 	if !cholesky(s, r) {
-		return 0, errors.New("filter: innovation covariance is not positive definite (non-finite state?)")
+		return 0, errInnovation
 	}
 	v := w.v[:r]
 	for k := 0; k < r; k++ {
@@ -142,9 +126,157 @@ func updateDense(mf, pf, mp, pp, cw, z []float64, r int, w *denseWork) (float64,
 	symmetrize(pf, D)
 	ll := -0.5 * float64(r) * log2Pi
 	for i := 0; i < r; i++ {
-		ll -= math.Log(s[i*r+i]) + 0.5*v[i]*v[i]
+		det.mul(s[i*r+i])
+		ll -= 0.5 * v[i] * v[i]
 	}
 	return ll, nil
+}
+
+var errInnovation = errors.New("filter: innovation covariance is not positive definite (non-finite state?)")
+
+// updateSmall is updateDense with plain loops for small r·D², touching
+// only the state components the observation rows measure (their support
+// sup; cs is r×len(sup): a site row reads one component per product for
+// Matérn kernels).
+func updateSmall(mf, pf, mp, pp, cs, z []float64, sup []int, r, D int, w *denseWork, det *logProd) (float64, error) {
+	ns := len(sup)
+	ut, s, v := w.ut[:r*D], w.s[:r*r], w.v[:r]
+	mf, mp, pp, cs = mf[:D], mp[:D], pp[:D*D], cs[:r*ns]
+	// ut = Cw·pp and v = z − Cw·mp.
+	for k := 0; k < r; k++ {
+		uk, ck := ut[k*D:(k+1)*D], cs[k*ns:(k+1)*ns]
+		clear(uk)
+		var a float64
+		for e, j := range sup {
+			c := ck[e]
+			if c == 0 {
+				continue
+			}
+			a += c * mp[j]
+			row := pp[j*D : (j+1)*D]
+			for l, x := range row {
+				uk[l] += c * x
+			}
+		}
+		v[k] = z[k] - a
+	}
+	// The lower triangle of s = Cw·pp·Cwᵀ + I.
+	for k := 0; k < r; k++ {
+		for l := 0; l <= k; l++ {
+			var a float64
+			for e, j := range sup {
+				a += ut[k*D+j] * cs[l*ns+e]
+			}
+			s[k*r+l] = a
+		}
+		s[k*r+k]++
+	}
+	if !choleskySmall(s, r) {
+		return 0, errInnovation
+	}
+	// ut ← L⁻¹·ut, v ← L⁻¹·v.
+	for i := 0; i < r; i++ {
+		ui := ut[i*D : (i+1)*D]
+		vi := v[i]
+		for p := 0; p < i; p++ {
+			l := s[i*r+p]
+			up := ut[p*D : (p+1)*D]
+			for j, x := range up {
+				ui[j] -= l * x
+			}
+			vi -= l * v[p]
+		}
+		lii := s[i*r+i]
+		det.mul(lii)
+		inv := 1 / lii
+		for j := range ui {
+			ui[j] *= inv
+		}
+		v[i] = vi * inv
+	}
+	// mf = mp + utᵀ·v, pf = pp − utᵀ·ut.
+	copy(mf, mp)
+	for k := 0; k < r; k++ {
+		vk := v[k]
+		for j, x := range ut[k*D : (k+1)*D] {
+			mf[j] += x * vk
+		}
+	}
+	downdate(pf, pp, ut, r, D)
+	ll := -0.5 * float64(r) * log2Pi
+	for i := 0; i < r; i++ {
+		ll -= 0.5 * v[i] * v[i]
+	}
+	return ll, nil
+}
+
+// updateSmall2 is updateSmall for two observation rows (two products), in
+// single passes: the rows being short, every loop's setup costs about as
+// much as its body.
+func updateSmall2(mf, pf, mp, pp, cs, z []float64, sup []int, D int, w *denseWork, det *logProd) (float64, error) {
+	ns := len(sup)
+	ut, s, v := w.ut[:2*D], w.s[:4], w.v[:2]
+	mf, mp, pp, cs = mf[:D], mp[:D], pp[:D*D], cs[:2*ns]
+	u0, u1, c0, c1 := ut[:D], ut[D:], cs[:ns], cs[ns:]
+	// ut = Cw·pp over pairs of sup's entries, and Cw·mp.
+	var m0, m1 float64
+	for e := 0; e < len(sup); e += 2 {
+		j0 := sup[e]
+		j1 := j0
+		x0, x1, y0, y1 := c0[e], c1[e], 0.0, 0.0
+		if e+1 < len(sup) {
+			j1 = sup[e+1]
+			y0, y1 = c0[e+1], c1[e+1]
+		}
+		m0 += x0*mp[j0] + y0*mp[j1]
+		m1 += x1*mp[j0] + y1*mp[j1]
+		p0, p1 := pp[j0*D:j0*D+D], pp[j1*D:j1*D+D]
+		if e == 0 {
+			for l := range u0 {
+				x, y := p0[l], p1[l]
+				u0[l], u1[l] = x0*x+y0*y, x1*x+y1*y
+			}
+			continue
+		}
+		for l := range u0 {
+			x, y := p0[l], p1[l]
+			u0[l], u1[l] = u0[l]+x0*x+y0*y, u1[l]+x1*x+y1*y
+		}
+	}
+	if len(sup) == 0 {
+		clear(ut)
+	}
+	// S = Cw·pp·Cwᵀ + I = L·Lᵀ.
+	var s00, s10, s11 float64
+	for e, j := range sup {
+		x, c := u1[j], c0[e]
+		s00 += u0[j] * c
+		s10 += x * c
+		s11 += x * c1[e]
+	}
+	l00 := math.Sqrt(s00 + 1)
+	l10 := s10 / l00
+	d := s11 + 1 - l10*l10
+	if !(l00 > 0) || !(d > 0) {
+		return 0, errInnovation
+	}
+	l11 := math.Sqrt(d)
+	s[0], s[2], s[3] = l00, l10, l11
+	det.mul(l00)
+	det.mul(l11)
+	// v = L⁻¹(z − Cw·mp); ut ← L⁻¹·ut and mf = mp + utᵀ·v in one pass.
+	i0, i1 := 1/l00, 1/l11
+	v0 := (z[0] - m0) * i0
+	v1 := (z[1] - m1 - l10*v0) * i1
+	v[0], v[1] = v0, v1
+	for j, x := range u0 {
+		x *= i0
+		y := (u1[j] - l10*x) * i1
+		u0[j], u1[j] = x, y
+		mf[j] = mp[j] + x*v0 + y*v1
+	}
+	downdate(pf, pp, ut, 2, D)
+	return -log2Pi - 0.5*(v0*v0+v1*v1), nil
 }
 
 // smoothDense performs one RTS step: from the smoothed moments of bin n+1
@@ -188,4 +320,61 @@ func smoothDense(ms, ps, mf, pf, msN, psN, mpN, ppN, aN []float64, w *denseWork)
 	gemm(blas.Trans, blas.NoTrans, 1, general(D, D, D, x), general(D, D, D, w.t2), 1, general(D, D, D, ps))
 	symmetrize(ps, D)
 	return nil
+}
+
+// downdate writes pf = pp − utᵀ·ut for the r×D ut: its lower triangle,
+// mirrored. With two rows of ut (two products) the rows of ut are read
+// once per entry; otherwise two rows of ut at a time. Indexing the whole
+// matrices, rather than slicing rows, suits these short rows.
+func downdate(pf, pp, ut []float64, r, D int) {
+	pf, pp = pf[:D*D], pp[:D*D]
+	if r == 2 {
+		// Rows i and i+1 of pf together.
+		u0, u1 := ut[:D], ut[D:2*D]
+		i := 0
+		for ; i+1 < D; i += 2 {
+			a0, b0, a1, b1 := u0[i], u1[i], u0[i+1], u1[i+1]
+			r0, r1 := i*D, i*D+D
+			for j := 0; j <= i; j++ {
+				x, y := u0[j], u1[j]
+				v0 := pp[r0+j] - a0*x - b0*y
+				v1 := pp[r1+j] - a1*x - b1*y
+				pf[r0+j], pf[r1+j] = v0, v1
+				pf[j*D+i], pf[j*D+i+1] = v0, v1
+			}
+			pf[r1+i+1] = pp[r1+i+1] - a1*a1 - b1*b1
+		}
+		if i < D {
+			a0, b0, r0 := u0[i], u1[i], i*D
+			for j := 0; j <= i; j++ {
+				v0 := pp[r0+j] - a0*u0[j] - b0*u1[j]
+				pf[r0+j], pf[j*D+i] = v0, v0
+			}
+		}
+		return
+	}
+	for i := 0; i < D; i++ {
+		row := i * D
+		for j := 0; j <= i; j++ {
+			pf[row+j] = pp[row+j]
+		}
+		for k := 0; k < r; k += 2 {
+			u0 := ut[k*D : (k+1)*D]
+			a := u0[i]
+			if k+1 == r {
+				for j := 0; j <= i; j++ {
+					pf[row+j] -= a * u0[j]
+				}
+				break
+			}
+			u1 := ut[(k+1)*D : (k+2)*D]
+			b := u1[i]
+			for j := 0; j <= i; j++ {
+				pf[row+j] = pf[row+j] - a*u0[j] - b*u1[j]
+			}
+		}
+		for j := 0; j < i; j++ {
+			pf[j*D+i] = pf[row+j]
+		}
+	}
 }

@@ -54,10 +54,21 @@ type ProcessNoiser interface {
 	ProcessNoise(dst []float64, dt float64)
 }
 
+// processNoiseWorker is a composite kernel whose blocks may lack a closed
+// form and so need ProcessNoise's scratch, which it takes from the caller
+// rather than holding its own.
+type processNoiseWorker interface {
+	processNoiseWork(dst []float64, dt float64, work []float64)
+}
+
 // ProcessNoise writes Q(dt) = Pinf − A Pinf Aᵀ for kernel k into dst. It
 // uses the kernel's closed form when it has one. work, if non-nil, must
 // have length at least 3d² and is used as scratch space.
 func ProcessNoise(k Temporal, dst []float64, dt float64, work []float64) {
+	if pw, ok := k.(processNoiseWorker); ok {
+		pw.processNoiseWork(dst, dt, work)
+		return
+	}
 	if pn, ok := k.(ProcessNoiser); ok {
 		pn.ProcessNoise(dst, dt)
 		return

@@ -6,80 +6,87 @@ import "math"
 // Bryson–Frazier backward pass needs from the filter: the number r of
 // whitened observation rows, U = L⁻¹·C·P⁻ and V = L⁻¹·C (r×D each, with
 // S = L·Lᵀ the innovation covariance) and w = L⁻¹·v (the whitened
-// innovation).
+// innovation). For small steps V is kept only on the support S of its
+// rows (the state components the bin's sites measure; V is zero
+// elsewhere), as the r×|S| block V_S. Below U it keeps W = C_f·P, the
+// filtered covariance's rows for f, so that the backward pass multiplies
+// both by the same matrix in one pass.
 type mbfStore struct {
-	r    []int
-	u, v []float64 // N·rmax·D
-	w    []float64 // N·rmax
+	r   []int
+	uw  []float64 // N·2rmax·D: U (r rows) over W (N_p = rmax rows)
+	v   []float64 // N·rmax·D
+	w   []float64 // N·rmax
+	ns  []int     // support sizes
+	sup []int     // N·D: support of V's rows
 }
 
 func (s *mbfStore) grow(n, rmax, D int) {
 	if cap(s.r) < n {
-		s.r = make([]int, n)
+		s.r, s.ns = make([]int, n), make([]int, n)
 	}
-	s.r = s.r[:n]
-	s.u = resize(s.u, n*rmax*D)
+	if cap(s.sup) < n*D {
+		s.sup = make([]int, n*D)
+	}
+	s.r, s.ns, s.sup = s.r[:n], s.ns[:n], s.sup[:n*D]
+	s.uw = resize(s.uw, n*2*rmax*D)
 	s.v = resize(s.v, n*rmax*D)
 	s.w = resize(s.w, n*rmax)
 }
 
-// record stores bin n's update, read from the dense work after updateDense.
-func (s *mbfStore) record(n, r, rmax, D int, cw []float64, w *denseWork) {
+// slot returns bin n's U over W, for updateDense to write U in place.
+func (s *mbfStore) slot(n, rmax, D int) []float64 {
+	return s.uw[n*2*rmax*D : (n+1)*2*rmax*D]
+}
+
+// record stores bin n's update, read from the dense work after updateDense
+// wrote U into slot(n).
+func (s *mbfStore) record(n, r, rmax, D int, cw, cs []float64, sup []int, w *denseWork) {
 	s.r[n] = r
 	if r == 0 {
 		return
 	}
-	u := s.u[n*rmax*D : n*rmax*D+r*D]
-	v := s.v[n*rmax*D : n*rmax*D+r*D]
-	copy(u, w.ut[:r*D])
-	copy(v, cw[:r*D])
-	trsmLower(w.s, r, v, D, D)
 	copy(s.w[n*rmax:n*rmax+r], w.v[:r])
+	o := n * rmax * D
+	if r*D*D > smallOps {
+		v := s.v[o : o+r*D]
+		copy(v, cw[:r*D])
+		trsmLower(w.s, r, v, D, D)
+		return
+	}
+	// V_S = L⁻¹·Cw_S on the support of Cw's rows.
+	ns := len(sup)
+	s.ns[n] = copy(s.sup[n*D:(n+1)*D], sup)
+	v := s.v[o : o+r*ns]
+	for k := 0; k < r; k++ {
+		inv := 1 / w.s[k*r+k]
+		for a := 0; a < ns; a++ {
+			x := cs[k*ns+a]
+			for p := 0; p < k; p++ {
+				x -= w.s[k*r+p] * v[p*ns+a]
+			}
+			v[k*ns+a] = x * inv
+		}
+	}
 }
 
 // mbfWork is the scratch of the backward pass.
 type mbfWork struct {
-	rv, rprev, sv []float64 // D
-	N, M, T, tt   []float64 // D×D
-	X, Q          []float64 // rmax×D
-	Y, uw         []float64 // rmax×rmax, rmax
-	cf, wf, g1    []float64 // np×D
-	mu            []float64 // np
+	rv, sv  []float64 // D
+	N, M, T []float64 // D×D
+	XG      []float64 // (rmax+np)×D: U M over W M
+	X, Q    []float64 // rmax×D (large steps)
+	Y, YV   []float64 // rmax×rmax, rmax×D
+	Z       []float64 // D×D: (V_Sᵀ·X)ᵀ
+	at      tblocks
 }
 
 func (b *mbfWork) grow(D, rmax, np int) {
-	for _, p := range []*[]float64{&b.rv, &b.rprev, &b.sv} {
-		*p = resize(*p, D)
-	}
-	for _, p := range []*[]float64{&b.N, &b.M, &b.T, &b.tt} {
-		*p = resize(*p, D*D)
-	}
+	b.rv, b.sv = resize(b.rv, D), resize(b.sv, D)
+	b.N, b.M, b.T = resize(b.N, D*D), resize(b.M, D*D), resize(b.T, D*D)
+	b.XG = resize(b.XG, (rmax+np)*D)
 	b.X, b.Q = resize(b.X, rmax*D), resize(b.Q, rmax*D)
-	b.Y, b.uw = resize(b.Y, rmax*rmax), resize(b.uw, rmax)
-	b.cf, b.wf, b.g1 = resize(b.cf, np*D), resize(b.wf, np*D), resize(b.g1, np*D)
-	b.mu = resize(b.mu, np)
-}
-
-// kronLeftT writes dst = (I_m ⊗ A)ᵀ·src for a D×D src, skipping zeros of A.
-func kronLeftT(dst, a, src []float64, m, d int) {
-	D := m * d
-	for i := 0; i < m; i++ {
-		o := i * d
-		for c := 0; c < d; c++ {
-			out := dst[(o+c)*D : (o+c+1)*D]
-			clear(out)
-			for r := 0; r < d; r++ {
-				arc := a[r*d+c]
-				if arc == 0 {
-					continue
-				}
-				in := src[(o+r)*D : (o+r+1)*D]
-				for j, v := range in {
-					out[j] += arc * v
-				}
-			}
-		}
-	}
+	b.Y, b.YV = resize(b.Y, rmax*rmax), resize(b.YV, rmax*D)
+	b.Z = resize(b.Z, D*D)
 }
 
 // marginalsMBF runs the modified Bryson–Frazier (de Jong / Durbin–Koopman)
@@ -99,116 +106,342 @@ func (p *Posterior) marginalsMBF(c *chain, st *mbfStore, copies, d, rmax int) {
 	dd := d * d
 	b := &p.mbfw
 	b.grow(D, rmax, np)
-	// C_f = B·(I⊗H): row k mixes the latents' measurement rows.
-	cf := b.cf
-	clear(cf)
-	for k := 0; k < np; k++ {
-		for j, hr := range p.rows {
-			bkj := p.model.b[k*np+j]
-			if bkj == 0 {
-				continue
-			}
-			for a, h := range hr.h {
-				cf[k*D+hr.off+a] += bkj * h
-			}
-		}
-	}
-	rv, N := b.rv, b.N
+	rv := b.rv
 	clear(rv)
-	clear(N)
+	clear(b.N)
 	last := len(p.Times) - 1
 	for n := last; n >= 0; n-- {
-		// Propagate the information of bins > n back through A_{n+1}.
-		sv := b.sv
-		M := b.M
+		// Propagate the information of bins > n back through A_{n+1}:
+		// s = Aᵀr, M = AᵀNA.
+		sv, N, M := b.sv, b.N, b.M
 		if n < last {
-			an := c.a[(n+1)*dd : (n+2)*dd]
-			for i := 0; i < copies; i++ {
-				o := i * d
-				for cc := 0; cc < d; cc++ {
-					var s float64
-					for r := 0; r < d; r++ {
-						s += an[r*d+cc] * rv[o+r]
-					}
-					sv[o+cc] = s
-				}
+			// b.at holds A_{n+2} unless this is the first step.
+			if n == last-1 || c.aFrom[n+1] != c.aFrom[n+2] {
+				b.at.set(c.transition(n+1, dd), nil, d, copies, true)
 			}
-			kronLeftT(b.T, an, N, copies, d)
-			transposeInto(b.tt, b.T, D)
-			kronLeftT(M, an, b.tt, copies, d)
+			b.at.sandwich(M, N, b.T, false, sv, rv)
 		} else {
 			clear(sv)
 			clear(M)
 		}
+		// The f marginal from the filtered moments, which s and M smooth:
+		// x = m + P s and P − P M P, so with W = C_f P the mean is
+		// C_f m + W s and the covariance W C_fᵀ − (W M) Wᵀ.
 		r := st.r[n]
-		rprev := b.rprev
-		copy(rprev, sv)
+		small := r*D*D <= smallOps // V's layout, as record decided
+		mf := c.mf[n*D : (n+1)*D]
+		// W follows U, so that one pass over M gives X = U M and G = W M.
+		UW := st.slot(n, rmax, D)[:(r+np)*D]
+		XG := b.XG[:(r+np)*D]
+		U, W, G := UW[:r*D], UW[r*D:], XG[r*D:]
+		switch {
+		case (r+np)*D*D <= 2*smallOps:
+			mulSym(XG, UW, M, r+np, D)
+		default:
+			gemm(noTrans, noTrans, 1, general(np, D, D, W), general(D, D, D, M), 0, general(np, D, D, G))
+			if small && r > 0 {
+				mulSym(XG, U, M, r, D)
+			}
+		}
+		p.fSmoothed(p.Mean[n*np:(n+1)*np], p.Var[n*np:(n+1)*np], p.Cov[n*np*np:(n+1)*np*np], W, G, mf, sv)
+		// The information of bin n's own sites: r = s + Vᵀ(w − U·s) and
+		// N = M + Vᵀ((I + U M Uᵀ)V − U M) − (U M)ᵀ V, in M's buffer.
+		copy(rv, sv)
 		if r > 0 {
-			U := st.u[n*rmax*D : n*rmax*D+r*D]
-			V := st.v[n*rmax*D : n*rmax*D+r*D]
 			w := st.w[n*rmax : n*rmax+r]
-			// rprev = s + Vᵀ(w − U·s).
-			uw := b.uw[:r]
+			S := st.sup[n*D : n*D+st.ns[n]]
+			ns := D
+			if small {
+				ns = len(S)
+			}
+			V := st.v[n*rmax*D : n*rmax*D+r*ns]
 			for k := 0; k < r; k++ {
 				var acc float64
 				for j, u := range U[k*D : (k+1)*D] {
 					acc += u * sv[j]
 				}
-				uw[k] = w[k] - acc
-			}
-			for k := 0; k < r; k++ {
-				for j, v := range V[k*D : (k+1)*D] {
-					rprev[j] += v * uw[k]
+				uw := w[k] - acc
+				vk := V[k*ns : (k+1)*ns]
+				if small {
+					for a, j := range S {
+						rv[j] += vk[a] * uw
+					}
+					continue
+				}
+				for j, v := range vk {
+					rv[j] += v * uw
 				}
 			}
-			// N = M + Vᵀ((I + U M Uᵀ)V − U M) − (U M)ᵀ V.
-			X := b.X[:r*D]
-			gemm(noTrans, noTrans, 1, general(r, D, D, U), general(D, D, D, M), 0, general(r, D, D, X))
-			Y := b.Y[:r*r]
-			gemm(noTrans, trans, 1, general(r, D, D, X), general(r, D, D, U), 0, general(r, r, r, Y))
-			for k := 0; k < r; k++ {
-				Y[k*r+k]++
+			if small {
+				updateInformationSmall(M, U, V, XG[:r*D], S, b, r, D)
+			} else {
+				updateInformation(M, U, V, b.X[:r*D], b.Y[:r*r], b.Q[:r*D], r, D)
 			}
-			Q := b.Q[:r*D]
-			gemm(noTrans, noTrans, 1, general(r, r, r, Y), general(r, D, D, V), 0, general(r, D, D, Q))
-			for i := range Q {
-				Q[i] -= X[i]
-			}
-			copy(N, M)
-			gemm(trans, noTrans, 1, general(r, D, D, V), general(r, D, D, Q), 1, general(D, D, D, N))
-			gemm(trans, noTrans, -1, general(r, D, D, X), general(r, D, D, V), 1, general(D, D, D, N))
-			symmetrize(N, D)
-		} else {
-			copy(N, M)
 		}
-		copy(rv, rprev)
-		// f marginal: W = C_f P⁻, mean = C_f m⁻ + W r, cov = W C_fᵀ − W N Wᵀ.
-		mp, pp := c.mp[n*D:(n+1)*D], c.pp[n*D*D:(n+1)*D*D]
-		W := b.wf
-		gemm(noTrans, noTrans, 1, general(np, D, D, cf), general(D, D, D, pp), 0, general(np, D, D, W))
-		g1 := b.g1
-		gemm(noTrans, noTrans, 1, general(np, D, D, W), general(D, D, D, N), 0, general(np, D, D, g1))
-		mean := p.Mean[n*np : (n+1)*np]
-		cov := p.Cov[n*np*np : (n+1)*np*np]
-		for k := 0; k < np; k++ {
-			var s float64
-			row := cf[k*D : (k+1)*D]
-			wk := W[k*D : (k+1)*D]
-			for j := 0; j < D; j++ {
-				s += row[j]*mp[j] + wk[j]*rv[j]
-			}
-			mean[k] = s
-			for l := 0; l <= k; l++ {
-				var v float64
-				cl := cf[l*D : (l+1)*D]
-				wl := W[l*D : (l+1)*D]
-				gk := g1[k*D : (k+1)*D]
-				for j := 0; j < D; j++ {
-					v += wk[j]*cl[j] - gk[j]*wl[j]
+		b.N, b.M = M, N
+	}
+}
+
+// fRows writes W = C_f·P (N_p×D) for the state covariance P.
+func (p *Posterior) fRows(W, P []float64) {
+	D := p.D
+	if p.unitF() {
+		for k, j := range p.sel {
+			copy(W[k*D:(k+1)*D], P[j*D:(j+1)*D])
+		}
+		return
+	}
+	for k := 0; k < p.NP; k++ {
+		wk := W[k*D : (k+1)*D]
+		k0, k1 := p.cfp[k], p.cfp[k+1]
+		if k0 == k1 {
+			clear(wk)
+			continue
+		}
+		for e := k0; e < k1; e++ {
+			v, row := p.cfv[e], P[p.cfj[e]*D:]
+			row = row[:len(wk)]
+			if e == k0 {
+				for j, x := range row {
+					wk[j] = v * x
 				}
-				cov[k*np+l], cov[l*np+k] = v, v
+			} else {
+				for j, x := range row {
+					wk[j] += v * x
+				}
 			}
-			p.Var[n*np+k] = math.Max(cov[k*np+k], 0)
+		}
+	}
+}
+
+// fSmoothed writes the mean, variances and covariance of f = C_f·x for
+// x ~ N(m + P s, P − P M P), given W = C_f P and G = W M.
+func (p *Posterior) fSmoothed(mean, vari, cov, W, G, m, s []float64) {
+	np, D := p.NP, p.D
+	W, G, s = W[:np*D], G[:np*D], s[:D]
+	unit := p.unitF()
+	for k := 0; k < np; k++ {
+		wk, gk := W[k*D:(k+1)*D], G[k*D:(k+1)*D]
+		var mu float64
+		if unit {
+			mu = m[p.sel[k]]
+		} else {
+			for e := p.cfp[k]; e < p.cfp[k+1]; e++ {
+				mu += p.cfv[e] * m[p.cfj[e]]
+			}
+		}
+		for j, x := range wk {
+			mu += x * s[j]
+		}
+		mean[k] = mu
+		for l := 0; l <= k; l++ {
+			var v float64
+			if unit {
+				v = wk[p.sel[l]]
+			} else {
+				for e := p.cfp[l]; e < p.cfp[l+1]; e++ {
+					v += wk[p.cfj[e]] * p.cfv[e]
+				}
+			}
+			wl := W[l*D : (l+1)*D]
+			for j, g := range gk {
+				v -= g * wl[j]
+			}
+			cov[k*np+l], cov[l*np+k] = v, v
+		}
+		vari[k] = math.Max(cov[k*np+k], 0)
+	}
+}
+
+// updateInformation overwrites the symmetric D×D M with
+// N = M + Vᵀ((I + X Uᵀ)V − X) − Xᵀ V, X = U M, for the r×D U and V (X,
+// Y = I + X Uᵀ and Q = Y V − X are r×D, r×r, r×D scratch), through BLAS:
+// the large steps' update.
+func updateInformation(M, U, V, X, Y, Q []float64, r, D int) {
+	gemm(noTrans, noTrans, 1, general(r, D, D, U), general(D, D, D, M), 0, general(r, D, D, X))
+	gemm(noTrans, trans, 1, general(r, D, D, X), general(r, D, D, U), 0, general(r, r, r, Y))
+	for k := 0; k < r; k++ {
+		Y[k*r+k]++
+	}
+	gemm(noTrans, noTrans, 1, general(r, r, r, Y), general(r, D, D, V), 0, general(r, D, D, Q))
+	for i := range Q {
+		Q[i] -= X[i]
+	}
+	gemm(trans, noTrans, 1, general(r, D, D, V), general(r, D, D, Q), 1, general(D, D, D, M))
+	gemm(trans, noTrans, -1, general(r, D, D, X), general(r, D, D, V), 1, general(D, D, D, M))
+	symmetrize(M, D)
+}
+
+// updateInformationSmall is updateInformation for small r·D² through V's
+// support S (the measured components; V is zero elsewhere, and VS is the
+// r×|S| block on S), given X = U M: with Y = I + X Uᵀ, Z = V_Sᵀ X and
+// C = V_Sᵀ Y V_S,
+//
+//	N = M − Vᵀ X − Xᵀ V + Vᵀ Y V
+//
+// differs from M only in the rows and columns S: by −Z outside S×S and by
+// C − Z − Zᵀ inside. Both triangles are written, so N is exactly symmetric.
+func updateInformationSmall(M, U, VS, X []float64, S []int, b *mbfWork, r, D int) {
+	if r == 2 {
+		updateInformation2(M, U, VS, X, S, D)
+		return
+	}
+	updateInformationN(M, U, VS, X, S, b, r, D)
+}
+
+// updateInformationN is updateInformationSmall for any r.
+func updateInformationN(M, U, VS, X []float64, S []int, b *mbfWork, r, D int) {
+	ns := len(S)
+	M, U, VS, X = M[:D*D], U[:r*D], VS[:r*ns], X[:r*D]
+	Z := b.Z[:ns*D]
+	// Z = V_Sᵀ X, kept transposed (ns×D).
+	for a := 0; a < ns; a++ {
+		za := Z[a*D : a*D+D]
+		clear(za)
+		for k := 0; k < r; k++ {
+			va := VS[k*ns+a]
+			for i, x := range X[k*D : k*D+D] {
+				za[i] += x * va
+			}
+		}
+	}
+	subtractZ(M, Z, S, D)
+	Y, YV := b.Y[:r*r], b.YV[:r*ns]
+	for k := 0; k < r; k++ {
+		xk := X[k*D : (k+1)*D]
+		for l := 0; l <= k; l++ {
+			ul := U[l*D : (l+1)*D]
+			var acc float64
+			for j, x := range xk {
+				acc += x * ul[j]
+			}
+			Y[k*r+l], Y[l*r+k] = acc, acc
+		}
+		Y[k*r+k]++
+	}
+	for k := 0; k < r; k++ {
+		for a := 0; a < ns; a++ {
+			var acc float64
+			for l := 0; l < r; l++ {
+				acc += Y[k*r+l] * VS[l*ns+a]
+			}
+			YV[k*ns+a] = acc
+		}
+	}
+	for a, ja := range S {
+		for c, jc := range S[:a+1] {
+			v := M[ja*D+jc]
+			if c == a {
+				v -= Z[a*D+ja]
+			}
+			var acc float64
+			for k := 0; k < r; k++ {
+				acc += VS[k*ns+c] * YV[k*ns+a]
+			}
+			v += acc
+			M[ja*D+jc], M[jc*D+ja] = v, v
+		}
+	}
+}
+
+// updateInformation2 is updateInformationSmall for two observation rows,
+// with Y and C in closed form.
+func updateInformation2(M, U, VS, X []float64, S []int, D int) {
+	ns := len(S)
+	M, U, VS, X = M[:D*D], U[:2*D], VS[:2*ns], X[:2*D]
+	x0, x1, u0, u1 := X[:D], X[D:2*D], U[:D], U[D:2*D]
+	// Rows and columns S lose Z = V_Sᵀ X (both triangles, so that S×S
+	// loses Z and Zᵀ but its diagonal Z only once).
+	for a, ja := range S {
+		va, vb := VS[a], VS[ns+a]
+		for i, x := range x0 {
+			v := M[i*D+ja] - (x*va + x1[i]*vb)
+			M[i*D+ja], M[ja*D+i] = v, v
+		}
+	}
+	// Y = I + X Uᵀ; S×S gains C = V_Sᵀ Y V_S, the diagonal loses Z again.
+	var y00, y10, y11 float64
+	for j, x := range x0 {
+		y00 += x * u0[j]
+		y10 += x1[j] * u0[j]
+		y11 += x1[j] * u1[j]
+	}
+	y00++
+	y11++
+	for a, ja := range S {
+		va, vb := VS[a], VS[ns+a]
+		p0, p1 := y00*va+y10*vb, y10*va+y11*vb // (Y V_S)[:, a]
+		for c, jc := range S[:a+1] {
+			v := M[ja*D+jc]
+			if c == a {
+				v -= x0[ja]*va + x1[ja]*vb
+			}
+			v += VS[c]*p0 + VS[ns+c]*p1
+			M[ja*D+jc], M[jc*D+ja] = v, v
+		}
+	}
+}
+
+// subtractZ subtracts Z[a,:] from row and column S[a] of the symmetric M
+// for every a, keeping M symmetric: an entry of S×S loses both Z[a, S[c]]
+// and Z[c, S[a]], its diagonal only the first.
+func subtractZ(M, Z []float64, S []int, D int) {
+	for a, ja := range S {
+		za := Z[a*D : a*D+D]
+		for i, z := range za {
+			v := M[i*D+ja] - z
+			M[i*D+ja], M[ja*D+i] = v, v
+		}
+	}
+}
+
+// mulSym writes c = a·b for the r×D a and the symmetric D×D b as dot
+// products of rows (b's rows being its columns), four rows of a at a time
+// so that each row of b is read once per four.
+func mulSym(c, a, b []float64, r, D int) {
+	a, b, c = a[:r*D], b[:D*D], c[:r*D]
+	k := 0
+	for ; k+3 < r; k += 4 {
+		a0, a1, a2, a3 := a[k*D:k*D+D], a[k*D+D:k*D+2*D], a[k*D+2*D:k*D+3*D], a[k*D+3*D:k*D+4*D]
+		a1, a2, a3 = a1[:len(a0)], a2[:len(a0)], a3[:len(a0)]
+		for l := 0; l < D; l++ {
+			bl := b[l*D:]
+			bl = bl[:len(a0)]
+			var s0, s1, s2, s3 float64
+			for j, x := range a0 {
+				y := bl[j]
+				s0 += x * y
+				s1 += a1[j] * y
+				s2 += a2[j] * y
+				s3 += a3[j] * y
+			}
+			c[k*D+l], c[k*D+D+l], c[k*D+2*D+l], c[k*D+3*D+l] = s0, s1, s2, s3
+		}
+	}
+	for ; k+1 < r; k += 2 {
+		a0, a1 := a[k*D:k*D+D], a[k*D+D:k*D+2*D]
+		a1 = a1[:len(a0)]
+		for l := 0; l < D; l++ {
+			bl := b[l*D:]
+			bl = bl[:len(a0)]
+			var s0, s1 float64
+			for j, x := range a0 {
+				y := bl[j]
+				s0 += x * y
+				s1 += a1[j] * y
+			}
+			c[k*D+l], c[k*D+D+l] = s0, s1
+		}
+	}
+	if k < r {
+		a0 := a[k*D : k*D+D]
+		for l := 0; l < D; l++ {
+			bl := b[l*D : l*D+D]
+			var s0 float64
+			for j, x := range bl {
+				s0 += a0[j] * x
+			}
+			c[k*D+l] = s0
 		}
 	}
 }

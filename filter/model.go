@@ -21,6 +21,7 @@ import (
 type Model struct {
 	temporal   Temporal   // shared temporal kernel; nil with per-product kernels
 	perProduct []Temporal // per-product kernels (Independent models only)
+	stk        *stack     // their block-diagonal joint kernel, sharing them
 	spatial    Spatial
 	features   [][]float64
 	np         int
@@ -64,7 +65,7 @@ func NewIndependentModel(ks []Temporal) (*Model, error) {
 			return nil, fmt.Errorf("filter: product %d has no temporal kernel", i)
 		}
 	}
-	m := &Model{perProduct: ks, np: len(ks)}
+	m := &Model{perProduct: ks, stk: newStack(ks), np: len(ks)}
 	if err := m.refresh(); err != nil {
 		return nil, err
 	}
@@ -81,10 +82,12 @@ func (m *Model) kernelOf(k int) Temporal {
 
 // joint returns the kernel of one copy of the coupled chain's state and the
 // number of copies: the shared kernel N_p times, or the block-diagonal
-// stack of per-product kernels once.
+// stack of per-product kernels once. The stack is built once per Model: it
+// refers to the kernels themselves, so SetParams needs no rebuild (Clone
+// gives the clone its own).
 func (m *Model) joint() (Temporal, int) {
 	if m.perProduct != nil {
-		return newStack(m.perProduct), 1
+		return m.stk, 1
 	}
 	return m.temporal, m.np
 }
@@ -170,7 +173,7 @@ func (m *Model) StateDim() int {
 // temporals returns the temporal hyperparameter holder.
 func (m *Model) temporals() Temporal {
 	if m.perProduct != nil {
-		return newStack(m.perProduct)
+		return m.stk
 	}
 	return m.temporal
 }
@@ -259,6 +262,7 @@ func (m *Model) Clone() *Model {
 		for i, k := range m.perProduct {
 			c.perProduct[i] = k.Clone()
 		}
+		c.stk = newStack(c.perProduct)
 	}
 	if m.spatial != nil {
 		c.spatial = m.spatial.Clone()

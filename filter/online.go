@@ -91,9 +91,11 @@ func (o *Online) reset() {
 // into nm, nP.
 func (o *Online) propagate(dt float64) {
 	for c, kern := range o.kerns {
+		w := &o.work[c]
 		kern.Transition(o.a[c], dt)
-		ProcessNoise(kern, o.q[c], dt, o.work[c].kscratch)
-		predictDense(o.nm[c], o.nP[c], o.m[c], o.P[c], o.a[c], o.q[c], &o.work[c])
+		ProcessNoise(kern, o.q[c], dt, w.kscratch)
+		w.tb.set(o.a[c], o.q[c], kern.Dim(), o.copies, false)
+		predictDense(o.nm[c], o.nP[c], o.m[c], o.P[c], &w.tb, w)
 	}
 }
 
@@ -140,27 +142,29 @@ func (o *Online) Update(nat1, nat2 []float64) (float64, error) {
 		return 0, err
 	}
 	var total float64
+	var siteDet, innovDet logProd
 	if o.scalar() {
 		for c := range o.m {
 			o.obs.h = o.obs.rows[c].h
-			r, logdet := o.obs.scalarObs(nat1[c], nat2[c])
-			l, err := updateDense(o.nm[c], o.nP[c], o.m[c], o.P[c], o.obs.cw, o.obs.z, r, &o.work[c])
+			r := o.obs.scalarObs(nat1[c], nat2[c], &siteDet)
+			l, err := updateDense(o.nm[c], o.nP[c], o.m[c], o.P[c], o.obs.cw, o.obs.cs, o.obs.z, o.obs.sup, r, &o.work[c], &innovDet)
 			if err != nil {
 				return 0, fmt.Errorf("product %d: %w", c, err)
 			}
-			total += l + logdet
+			total += l
 		}
 	} else {
-		r, logdet, err := o.obs.whiten(o.model, nat1, nat2, o.full)
+		r, err := o.obs.whiten(o.model, nat1, nat2, o.full, &siteDet)
 		if err != nil {
 			return 0, err
 		}
-		l, err := updateDense(o.nm[0], o.nP[0], o.m[0], o.P[0], o.obs.cw, o.obs.z, r, &o.work[0])
+		l, err := updateDense(o.nm[0], o.nP[0], o.m[0], o.P[0], o.obs.cw, o.obs.cs, o.obs.z, o.obs.sup, r, &o.work[0], &innovDet)
 		if err != nil {
 			return 0, err
 		}
-		total = l + logdet
+		total = l
 	}
+	total += siteDet.log() - innovDet.log()
 	for c := range o.m {
 		if !finite(o.nm[c]) || !finite(o.nP[c]) {
 			return 0, errNonFinite

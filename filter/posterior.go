@@ -115,7 +115,7 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 			p.work.grow(1, d, 1)
 			p.h = p.rows[k].h
 			c := &p.chains[k]
-			c.grow(n, d, d, smooth)
+			c.grow(n, d, d, smooth, true)
 			ll, err := p.runChain(c, m, kern, times, s, k, smooth)
 			if err != nil {
 				return fmt.Errorf("product %d: %w", k, err)
@@ -139,7 +139,7 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 	d := kern.Dim()
 	D := copies * d
 	mbf := mode == runMarginals
-	c.grow(n, D, d, smooth && !mbf)
+	c.grow(n, D, d, smooth && !mbf, smooth && !mbf)
 	p.work.grow(copies, d, np)
 	if mbf {
 		p.mbf.grow(n, np, D)
@@ -192,42 +192,57 @@ func (p *Posterior) runChain(c *chain, m *Model, kern Temporal, times []float64,
 		}
 	}
 	setIdentity(c.a[:dd], d)
+	c.aFrom[0] = 0
 	var ll float64
-	prevDt := math.NaN()
+	// Π|L_Λ| and Π|L_S| over the bins (see whiten and updateDense), and the
+	// step A and Q were last computed for.
+	var siteDet, innovDet logProd
+	stepDt := math.NaN()
 	for n := range times {
-		mp, pp := c.mp[n*D:(n+1)*D], c.pp[n*D*D:(n+1)*D*D]
+		mp, pp := c.pred(n)
 		if n > 0 {
 			dt := times[n] - times[n-1]
-			an := c.a[n*dd : (n+1)*dd]
-			if dt == prevDt {
-				copy(an, c.a[(n-1)*dd:n*dd])
+			if sameStep(dt, stepDt) {
+				c.aFrom[n] = c.aFrom[n-1]
 			} else {
+				c.aFrom[n] = n
+				an := c.a[n*dd : (n+1)*dd]
 				kern.Transition(an, dt)
 				ProcessNoise(kern, w.q, dt, w.kscratch)
-				prevDt = dt
+				w.tb.set(an, w.q, d, D/d, false)
+				stepDt = dt
 			}
-			predictDense(mp, pp, c.mf[(n-1)*D:n*D], c.pf[(n-1)*D*D:n*D*D], an, w.q, w)
+			predictDense(mp, pp, c.mf[(n-1)*D:n*D], c.pf[(n-1)*D*D:n*D*D], &w.tb, w)
 		}
 		var r int
-		var logdet float64
 		if k >= 0 {
-			r, logdet = p.scalarObs(s.Nat1[n*s.NP+k], s.Nat2[n*s.NP+k])
+			r = p.scalarObs(s.Nat1[n*s.NP+k], s.Nat2[n*s.NP+k], &siteDet)
 		} else {
 			var err error
 			l1, l2 := s.Bin(n)
-			if r, logdet, err = p.whiten(m, l1, l2, s.Full); err != nil {
+			if r, err = p.whiten(m, l1, l2, s.Full, &siteDet); err != nil {
 				return 0, fmt.Errorf("bin %d: %w", n, err)
 			}
 		}
-		l, err := updateDense(c.mf[n*D:(n+1)*D], c.pf[n*D*D:(n+1)*D*D], mp, pp, p.cw, p.z, r, w)
+		// The backward pass keeps U = L⁻¹·Cw·pp, which updateDense then
+		// leaves in its store directly.
+		rec := k < 0 && p.chainMBF != nil
+		ut := w.ut
+		if rec {
+			w.ut = p.chainMBF.slot(n, p.NP, D)
+		}
+		l, err := updateDense(c.mf[n*D:(n+1)*D], c.pf[n*D*D:(n+1)*D*D], mp, pp, p.cw, p.cs, p.z, p.sup, r, w, &innovDet)
+		w.ut = ut
 		if err != nil {
 			return 0, fmt.Errorf("bin %d: %w", n, err)
 		}
-		if k < 0 && p.chainMBF != nil {
-			p.chainMBF.record(n, r, p.NP, D, p.cw, w)
+		if rec {
+			p.chainMBF.record(n, r, p.NP, D, p.cw, p.cs, p.sup, w)
+			p.fRows(p.chainMBF.slot(n, p.NP, D)[r*D:(r+p.NP)*D], c.pf[n*D*D:(n+1)*D*D])
 		}
-		ll += l + logdet
+		ll += l
 	}
+	ll += siteDet.log() - innovDet.log()
 	if !smooth {
 		return ll, nil
 	}
@@ -237,12 +252,21 @@ func (p *Posterior) runChain(c *chain, m *Model, kern Temporal, times []float64,
 	for n := N - 2; n >= 0; n-- {
 		err := smoothDense(c.ms[n*D:(n+1)*D], c.ps[n*D*D:(n+1)*D*D], c.mf[n*D:(n+1)*D], c.pf[n*D*D:(n+1)*D*D],
 			c.ms[(n+1)*D:(n+2)*D], c.ps[(n+1)*D*D:(n+2)*D*D], c.mp[(n+1)*D:(n+2)*D], c.pp[(n+1)*D*D:(n+2)*D*D],
-			c.a[(n+1)*dd:(n+2)*dd], w)
+			c.transition(n+1, dd), w)
 		if err != nil {
 			return 0, fmt.Errorf("bin %d: %w", n, err)
 		}
 	}
 	return ll, nil
+}
+
+// sameStep reports whether a step dt may reuse the transition and process
+// noise computed for the step prev: a regular grid's steps differ only by
+// the rounding of the times, and recomputing A and Q for each costs more
+// than the rest of a small chain's step. The relative tolerance 1e-12
+// changes A and Q by far less than any result is accurate to.
+func sameStep(dt, prev float64) bool {
+	return dt == prev || math.Abs(dt-prev) <= 1e-12*dt
 }
 
 // chainMarginal returns the mean and variance of H·x of a scalar chain.
@@ -256,6 +280,23 @@ func (p *Posterior) chainMarginal(c *chain, n int) (mean, v float64) {
 func (p *Posterior) jointMarginal(c *chain, n int, mean, cov []float64) {
 	np := p.NP
 	x, P := c.state(n, p.Smoothed)
+	if p.unitF() {
+		// Each product is one state component.
+		D := len(x)
+		for k, i := range p.sel {
+			mean[k] = x[i]
+			for l, j := range p.sel[:k+1] {
+				v := P[i*D+j]
+				cov[k*np+l], cov[l*np+k] = v, v
+			}
+		}
+		return
+	}
+	if p.model.indep {
+		// B = I: the latents are the products.
+		latentMarginal(x, P, p.rows, mean, cov)
+		return
+	}
 	latentMarginal(x, P, p.rows, p.mu, p.pu)
 	loadMarginal(p.model.b, np, p.mu, p.pu, mean, cov)
 }
@@ -265,21 +306,20 @@ func (p *Posterior) jointMarginal(c *chain, n int, mean, cov []float64) {
 func latentMarginal(x, P []float64, rows []hrow, mu, pu []float64) {
 	np := len(rows)
 	D := len(x)
-	for i, ri := range rows {
+	for i := range rows {
+		ri := &rows[i]
 		var s float64
-		for a, ha := range ri.h {
-			s += ha * x[ri.off+a]
+		for a, j := range ri.hj {
+			s += ri.hv[a] * x[j]
 		}
 		mu[i] = s
-		for j, rj := range rows[:i+1] {
+		for j := 0; j <= i; j++ {
+			rj := &rows[j]
 			var v float64
-			for a, ha := range ri.h {
-				if ha == 0 {
-					continue
-				}
-				row := P[(ri.off+a)*D+rj.off:]
-				for b, hb := range rj.h {
-					v += ha * hb * row[b]
+			for a, ja := range ri.hj {
+				ha, row := ri.hv[a], P[ja*D:]
+				for b, jb := range rj.hj {
+					v += ha * rj.hv[b] * row[jb]
 				}
 			}
 			pu[i*np+j], pu[j*np+i] = v, v

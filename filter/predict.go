@@ -117,7 +117,8 @@ func (p *Posterior) predictChain(c *chain, kern Temporal, t float64, w *predictW
 		// between, the filter state at the previous bin is what the RTS
 		// step below corrects.
 		mPrev, pPrev := c.mf[(idx-1)*D:idx*D], c.pf[(idx-1)*D*D:idx*D*D]
-		predictDense(w.mf, w.pf, mPrev, pPrev, w.a, w.q, dw)
+		dw.tb.set(w.a, w.q, d, D/d, false)
+		predictDense(w.mf, w.pf, mPrev, pPrev, &dw.tb, dw)
 	}
 	if idx == N || !p.Smoothed {
 		copy(w.ms, w.mf)

@@ -3,8 +3,6 @@ package filter
 import (
 	"fmt"
 	"math"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // Sites are the Gaussian pseudo-observations of a CVI posterior, one per
@@ -128,17 +126,23 @@ func (s *Sites) ExpectedLog(n int, m, P []float64) float64 {
 		return sum
 	}
 	// −½(λ₁ᵀΛ⁺λ₁ − 2λ₁ᵀm + mᵀΛm + tr(ΛP)) − (r/2)log 2π + ½ log pdet Λ.
-	idx, eig, ok := siteBlock(l2, np)
-	if !ok {
-		return math.NaN()
-	}
+	// Blocks of up to 8 products are decomposed without allocating.
+	var idxBuf [8]int
+	var buf [8 + 2*64]float64
+	idx := positiveIndex(idxBuf[:0], l2, np)
 	q := len(idx)
 	if q == 0 {
 		return 0
 	}
-	vals := eig.Values(nil)
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
+	var vals, vecs, a []float64
+	if q <= 8 {
+		vals, vecs, a = buf[:q], buf[8:8+q*q], buf[8+64:8+64+q*q]
+	} else {
+		vals, vecs, a = make([]float64, q), make([]float64, q*q), make([]float64, q*q)
+	}
+	if !siteEigen(l2, np, idx, a, vals, vecs) {
+		return math.NaN()
+	}
 	maxv := 0.0
 	for _, v := range vals {
 		maxv = math.Max(maxv, v)
@@ -151,7 +155,7 @@ func (s *Sites) ExpectedLog(n int, m, P []float64) float64 {
 		}
 		var z float64
 		for a, i := range idx {
-			z += vecs.At(a, c) * l1[i]
+			z += vecs[a*q+c] * l1[i]
 		}
 		quad += z * z / v
 		logdet += math.Log(v)

@@ -6,23 +6,24 @@ import "fmt"
 // joint chain of an Independent model whose products have their own
 // hyperparameters and are coupled only through full sites. Product k's
 // demand is H_k applied to its own block.
+//
+// A stack holds nothing but its kernels (the Model's slice of them), so
+// the one a Model caches follows their changes and can serve several
+// filters at once (the kernels' own methods permitting).
 type stack struct {
-	ks  []Temporal
-	off []int     // block offsets, len(ks)+1
-	blk []float64 // scratch for one block
-	pnw []float64 // scratch for ProcessNoise
+	ks []Temporal
 }
 
-func newStack(ks []Temporal) *stack {
-	s := &stack{ks: ks, off: make([]int, len(ks)+1)}
-	for i, k := range ks {
-		s.off[i+1] = s.off[i] + k.Dim()
-	}
-	return s
-}
+func newStack(ks []Temporal) *stack { return &stack{ks: ks} }
 
 // Dim returns the total state dimension.
-func (s *stack) Dim() int { return s.off[len(s.ks)] }
+func (s *stack) Dim() int {
+	D := 0
+	for _, k := range s.ks {
+		D += k.Dim()
+	}
+	return D
+}
 
 // Measurement is not meaningful for a multi-output stack: it writes zeros.
 // Product rows come from measurementRows.
@@ -32,21 +33,24 @@ func (s *stack) Measurement(h []float64) {
 	}
 }
 
-// blockDiag writes the block-diagonal matrix whose blocks f fills.
+// blockDiag writes the block-diagonal matrix whose blocks f fills. Each
+// block is written contiguously at its top-left corner, inside its own
+// rows, then spread to its strided place in place as Sum.block does, so no
+// scratch is needed.
 func (s *stack) blockDiag(dst []float64, f func(k Temporal, blk []float64)) {
-	D := s.Dim()
-	for i := range dst[:D*D] {
-		dst[i] = 0
-	}
-	for i, k := range s.ks {
+	D, o := s.Dim(), 0
+	for _, k := range s.ks {
 		d := k.Dim()
-		s.blk = resize(s.blk, d*d)
-		blk := s.blk
-		f(k, blk)
-		o := s.off[i]
-		for r := 0; r < d; r++ {
-			copy(dst[(o+r)*D+o:(o+r)*D+o+d], blk[r*d:(r+1)*d])
+		base := o*D + o
+		f(k, dst[base:base+d*d])
+		for e := d*d - 1; e >= 0; e-- {
+			dst[base+(e/d)*D+e%d] = dst[base+e]
 		}
+		for r := o; r < o+d; r++ {
+			clear(dst[r*D : r*D+o])
+			clear(dst[r*D+o+d : (r+1)*D])
+		}
+		o += d
 	}
 }
 
@@ -61,12 +65,14 @@ func (s *stack) Transition(dst []float64, dt float64) {
 }
 
 // ProcessNoise writes the block-diagonal Q(dt), each block by its kernel.
-func (s *stack) ProcessNoise(dst []float64, dt float64) {
-	s.blockDiag(dst, func(k Temporal, b []float64) {
-		d := k.Dim()
-		s.pnw = resize(s.pnw, 3*d*d)
-		ProcessNoise(k, b, dt, s.pnw)
-	})
+// Blocks without a closed form allocate their scratch; the filter goes
+// through processNoiseWork instead.
+func (s *stack) ProcessNoise(dst []float64, dt float64) { s.processNoiseWork(dst, dt, nil) }
+
+// processNoiseWork is ProcessNoise with the caller's scratch (at least
+// 3·d_k² for every block k; shorter means allocating).
+func (s *stack) processNoiseWork(dst []float64, dt float64, work []float64) {
+	s.blockDiag(dst, func(k Temporal, b []float64) { ProcessNoise(k, b, dt, work) })
 }
 
 // Drift writes the block-diagonal F.

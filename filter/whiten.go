@@ -3,8 +3,7 @@ package filter
 import (
 	"errors"
 	"math"
-
-	"gonum.org/v1/gonum/mat"
+	"slices"
 )
 
 // obsWork turns sites into whitened observation rows; it is shared by the
@@ -12,15 +11,34 @@ import (
 type obsWork struct {
 	h      []float64 // H of the scalar chain being run
 	rows   []hrow    // product k's measurement in the joint state
-	cw, z  []float64 // whitened observation of one bin
-	g, lam []float64 // site-whitening scratch
+	sel    []int     // if every H_k is a unit vector: its index in the joint state
+	fUnit  bool      // C_f's rows are the unit vectors at sel
+	D      int       // joint state dimension
+	cfp    []int     // C_f = B·(I⊗H) by rows: row k's non-zeros are
+	cfj    []int     // cfv[cfp[k]:cfp[k+1]] in columns cfj[cfp[k]:cfp[k+1]]
+	cfv    []float64 //
+	cw, z  []float64 // whitened observation of one bin (cw: see rowsFrom)
+	sup    []int     // the columns where some row of cw may be non-zero
+	cs     []float64 // cw's columns sup, r×len(sup)
+	pos    []int     // pos[sup[e]] = e
+	supOf  []int     // the products sup was built from, if supOK
+	supOK  bool
+	unit   bool      // C_f's rows of supOf are the unit vectors of sup: cs = T
+	used   []int     // scratch for supOf
+	t, lam []float64 // whitening factor (rows of cw = t·C_f[idx]) and Λ scratch
+	idx    []int     // products with positive precision
+	mark   []bool    // D scratch for sup
+	evals  []float64 // eigendecomposition of a semi-definite block
+	evecs  []float64
 }
 
 // hrow is one product's measurement row in the joint state: H_k placed at
-// offset off.
+// offset off, whose non-zeros hv are at the joint state's indices hj.
 type hrow struct {
 	off int
 	h   []float64
+	hj  []int
+	hv  []float64
 }
 
 // grow sizes the scratch for model m.
@@ -38,87 +56,242 @@ func (p *obsWork) grow(m *Model) {
 		r.h = resize(r.h, d)
 		kern.Measurement(r.h)
 		r.off = off
+		r.hj, r.hv = r.hj[:0], r.hv[:0]
+		for a, h := range r.h {
+			if h != 0 {
+				r.hj, r.hv = append(r.hj, off+a), append(r.hv, h)
+			}
+		}
 		off += d
 	}
+	p.D = off
 	p.h = p.rows[0].h
+	p.sel = p.sel[:0]
+	for k := range p.rows {
+		r := &p.rows[k]
+		if len(r.hj) != 1 || r.hv[0] != 1 {
+			p.sel = p.sel[:0]
+			break
+		}
+		p.sel = append(p.sel, r.hj[0])
+	}
+	// C_f's rows mix the latents' measurement rows; their non-zeros come
+	// in increasing columns, the latents' offsets increasing.
+	p.cfp, p.cfj, p.cfv = append(p.cfp[:0], 0), p.cfj[:0], p.cfv[:0]
+	for k := 0; k < np; k++ {
+		for j, hr := range p.rows {
+			bkj := m.b[k*np+j]
+			if bkj == 0 {
+				continue
+			}
+			for a, h := range hr.h {
+				if h != 0 {
+					p.cfj, p.cfv = append(p.cfj, hr.off+a), append(p.cfv, bkj*h)
+				}
+			}
+		}
+		p.cfp = append(p.cfp, len(p.cfj))
+	}
+	p.fUnit = len(p.sel) == np
+	for k := 0; k < np && p.fUnit; k++ {
+		e := p.cfp[k]
+		p.fUnit = p.cfp[k+1] == e+1 && p.cfv[e] == 1 && p.cfj[e] == p.sel[k]
+	}
 	p.cw, p.z = resize(p.cw, np*off), resize(p.z, np)
-	p.g, p.lam = resize(p.g, np*np), resize(p.lam, np*np)
+	p.cs = resize(p.cs, np*off)
+	if cap(p.pos) < off {
+		p.pos = make([]int, off)
+	}
+	p.pos = p.pos[:off]
+	p.t, p.lam = resize(p.t, np*np), resize(p.lam, np*np)
+	p.evals, p.evecs = resize(p.evals, np), resize(p.evecs, np*np)
+	if cap(p.idx) < np {
+		p.idx = make([]int, 0, np)
+	}
+	if cap(p.sup) < off {
+		p.sup = make([]int, 0, off)
+	}
+	if cap(p.mark) < off {
+		p.mark = make([]bool, off)
+	}
+	p.mark = p.mark[:off]
+	if cap(p.used) < np {
+		p.used, p.supOf = make([]int, 0, np), make([]int, 0, np)
+	}
+	p.supOK = false
 }
 
-// scalarObs whitens a scalar site (λ₁, λ₂) of a single-product chain.
-func (p *obsWork) scalarObs(l1, l2 float64) (r int, logdet float64) {
+// unitF reports whether C_f's rows are unit vectors (at sel): independent
+// products, each measured by one state component.
+func (p *obsWork) unitF() bool { return p.fUnit }
+
+// scalarObs whitens a scalar site (λ₁, λ₂) of a single-product chain,
+// multiplying √λ₂ (see whiten) into det.
+func (p *obsWork) scalarObs(l1, l2 float64, det *logProd) (r int) {
+	p.sup, p.supOK = p.sup[:0], false
 	if l2 <= 0 {
-		return 0, 0
+		return 0
 	}
 	sq := math.Sqrt(l2)
 	for i, h := range p.h {
 		p.cw[i] = sq * h
+		if h != 0 {
+			p.cs[len(p.sup)] = sq * h
+			p.sup = append(p.sup, i)
+		}
 	}
 	p.z[0] = l1 / sq
-	return 1, 0.5 * math.Log(l2)
+	det.mul(sq)
+	return 1
 }
 
 // whiten turns bin n's site over all products into r whitened rows
 // z = Cw·x + e, e ~ N(0, I): with Λ = L·Lᵀ, Cw = Lᵀ·B·(I⊗H) and
-// z = L⁻¹·λ₁. It returns r and log|L|, the Jacobian that makes
-// log N(z | …) + log|L| = log N(ỹ | …) for an invertible Λ. Products with
-// zero precision drop out; a singular full block is factorised through its
-// eigendecomposition.
-func (p *obsWork) whiten(m *Model, l1, l2 []float64, full bool) (r int, logdet float64, err error) {
+// z = L⁻¹·λ₁. It returns r and multiplies |L| into det: log|L| is the
+// Jacobian that makes log N(z | …) + log|L| = log N(ỹ | …) for an
+// invertible Λ. Products with zero precision drop out; a singular full
+// block is factorised through its eigendecomposition. It also lists the
+// support of Cw's rows in p.sup.
+func (p *obsWork) whiten(m *Model, l1, l2 []float64, full bool, det *logProd) (r int, err error) {
 	np := m.np
-	D := m.StateDim()
-	g := p.g // r×np rows of Lᵀ·B
+	var q int
 	if !full {
+		// T = diag(√λ) on the observed products.
+		idx := p.idx[:0]
 		for k := 0; k < np; k++ {
-			if l2[k] <= 0 {
-				continue
+			if l2[k] > 0 {
+				idx = append(idx, k)
 			}
+		}
+		p.idx = idx
+		q = len(idx)
+		t := p.t[:q*q]
+		clear(t)
+		for a, k := range idx {
 			sq := math.Sqrt(l2[k])
-			for j := 0; j < np; j++ {
-				g[r*np+j] = sq * m.b[k*np+j]
-			}
-			p.z[r] = l1[k] / sq
-			logdet += 0.5 * math.Log(l2[k])
-			r++
+			t[a*q+a] = sq
+			p.z[a] = l1[k] / sq
+			det.mul(sq)
 		}
+		r = q
 	} else {
-		r, logdet, err = p.whitenFull(m, l1, l2)
+		r, q, err = p.whitenFull(m, l1, l2, det)
 		if err != nil {
-			return 0, 0, err
+			return 0, err
 		}
 	}
-	cw := p.cw[:r*D]
-	for i := range cw {
-		cw[i] = 0
-	}
-	for row := 0; row < r; row++ {
-		for j := 0; j < np; j++ {
-			gv := g[row*np+j]
-			if gv == 0 {
-				continue
-			}
-			hr := p.rows[j]
-			for a, ha := range hr.h {
-				cw[row*D+hr.off+a] = gv * ha
-			}
-		}
-	}
-	return r, logdet, nil
+	p.rowsFrom(r, q)
+	return r, nil
 }
 
-// whitenFull factorises a full site block restricted to the products with
-// non-zero precision.
-func (p *obsWork) whitenFull(m *Model, l1, l2 []float64) (r int, logdet float64, err error) {
-	np := m.np
-	idx := make([]int, 0, np)
-	for k := 0; k < np; k++ {
-		if l2[k*np+k] > 0 {
-			idx = append(idx, k)
+// rowsFrom writes the r whitened rows Cw = T·C_f[idx] (T r×q in p.t):
+// their support sup and their columns there, cs. The full rows cw, which
+// only the large (BLAS) update reads, are written only for it.
+func (p *obsWork) rowsFrom(r, q int) {
+	D := p.D
+	t, idx := p.t[:r*q], p.idx[:q]
+	// The support: C_f's columns of the products T uses, unchanged while
+	// they are (every bin, when every product is always observed).
+	used := p.used[:0]
+	for b, k := range idx {
+		for a := 0; a < r; a++ {
+			if t[a*q+b] != 0 {
+				used = append(used, k)
+				break
+			}
 		}
 	}
-	q := len(idx)
+	p.used = used
+	if !p.supOK || !slices.Equal(used, p.supOf) {
+		mark := p.mark
+		for _, k := range used {
+			for _, j := range p.cfj[p.cfp[k]:p.cfp[k+1]] {
+				mark[j] = true
+			}
+		}
+		sup := p.sup[:0]
+		for j, ok := range mark {
+			if ok {
+				p.pos[j] = len(sup)
+				sup = append(sup, j)
+				mark[j] = false
+			}
+		}
+		p.sup, p.supOf, p.supOK = sup, append(p.supOf[:0], used...), true
+		// Matérn kernels of independent products measure one component
+		// each, with weight one.
+		p.unit = len(sup) == len(used)
+		for b, k := range used {
+			e := p.cfp[k]
+			if p.cfp[k+1] != e+1 || p.cfv[e] != 1 || p.pos[p.cfj[e]] != b {
+				p.unit = false
+			}
+		}
+	}
+	ns := len(p.sup)
+	cs := p.cs[:r*ns]
+	if p.unit && ns == q {
+		copy(cs, t)
+	} else {
+		p.scatterRows(cs, t, r, q, ns)
+	}
+	if r*D*D > smallOps {
+		cw := p.cw[:r*D]
+		clear(cw)
+		for a := 0; a < r; a++ {
+			for e, j := range p.sup {
+				cw[a*D+j] = cs[a*ns+e]
+			}
+		}
+	}
+}
+
+// scatterRows writes cs = T·C_f[idx] on the columns sup.
+func (p *obsWork) scatterRows(cs, t []float64, r, q, ns int) {
+	idx := p.idx[:q]
+	clear(cs)
+	for a := 0; a < r; a++ {
+		row := cs[a*ns : (a+1)*ns]
+		for b, k := range idx {
+			tb := t[a*q+b]
+			if tb == 0 {
+				continue
+			}
+			for e := p.cfp[k]; e < p.cfp[k+1]; e++ {
+				row[p.pos[p.cfj[e]]] += tb * p.cfv[e]
+			}
+		}
+	}
+}
+
+// whitenFull factorises a full site block Λ restricted to the products
+// with non-zero precision (listed in p.idx, q of them) as Λ = Tᵀ·T: it
+// writes the r×q whitening factor T (Lᵀ for Λ = L·Lᵀ, or √e·vᵀ per kept
+// eigenpair of a singular block) into p.t and z = (Tᵀ)⁺·λ₁ into p.z.
+func (p *obsWork) whitenFull(m *Model, l1, l2 []float64, det *logProd) (r, q int, err error) {
+	np := m.np
+	idx := positiveIndex(p.idx, l2, np)
+	p.idx = idx
+	q = len(idx)
 	if q == 0 {
 		return 0, 0, nil
+	}
+	t := p.t[:q*q]
+	if q == 2 {
+		// The 2×2 Cholesky factor in closed form.
+		i0, i1 := idx[0], idx[1]
+		l00 := math.Sqrt(l2[i0*np+i0])
+		l10 := l2[i1*np+i0] / l00
+		d := l2[i1*np+i1] - l10*l10
+		if l00 > 0 && d > 0 {
+			l11 := math.Sqrt(d)
+			det.mul(l00)
+			det.mul(l11)
+			t[0], t[1], t[2], t[3] = l00, l10, 0, l11
+			z0 := l1[i0] / l00
+			p.z[0], p.z[1] = z0, (l1[i1]-l10*z0)/l11
+			return 2, 2, nil
+		}
 	}
 	lam := p.lam[:q*q]
 	for a, i := range idx {
@@ -126,17 +299,16 @@ func (p *obsWork) whitenFull(m *Model, l1, l2 []float64) (r int, logdet float64,
 			lam[a*q+b] = l2[i*np+j]
 		}
 	}
-	g := p.g
 	if cholesky(lam, q) {
-		// Rows of Lᵀ·B_sub, z = L⁻¹ λ₁.
+		// T = Lᵀ, z = L⁻¹ λ₁.
 		for a := 0; a < q; a++ {
-			logdet += math.Log(lam[a*q+a])
-			for j := 0; j < np; j++ {
-				var v float64
-				for b := a; b < q; b++ {
-					v += lam[b*q+a] * m.b[idx[b]*np+j]
+			det.mul(lam[a*q+a])
+			for b := 0; b < q; b++ {
+				v := 0.0
+				if b >= a {
+					v = lam[b*q+a]
 				}
-				g[a*np+j] = v
+				t[a*q+b] = v
 			}
 		}
 		for a := 0; a < q; a++ {
@@ -146,16 +318,14 @@ func (p *obsWork) whitenFull(m *Model, l1, l2 []float64) (r int, logdet float64,
 			}
 			p.z[a] = v / lam[a*q+a]
 		}
-		return q, logdet, nil
+		return q, q, nil
 	}
-	// Positive semi-definite block: Λ = V·diag(e)·Vᵀ, keep e > tol.
-	idx, eig, ok := siteBlock(l2, np)
-	if !ok {
+	// Positive semi-definite block: Λ = V·diag(e)·Vᵀ, keep e > tol; the rows
+	// of T are √e·vᵀ.
+	vals, vecs := p.evals[:q], p.evecs[:q*q]
+	if !siteEigen(l2, np, idx, lam, vals, vecs) {
 		return 0, 0, errors.New("filter: site precision block cannot be factorised")
 	}
-	vals := eig.Values(nil)
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
 	maxv := 0.0
 	for _, v := range vals {
 		maxv = math.Max(maxv, v)
@@ -169,45 +339,14 @@ func (p *obsWork) whitenFull(m *Model, l1, l2 []float64) (r int, logdet float64,
 		}
 		sq := math.Sqrt(e)
 		var z float64
-		for j := 0; j < np; j++ {
-			g[r*np+j] = 0
-		}
 		for a := range idx {
-			va := vecs.At(a, c)
+			va := vecs[a*q+c]
 			z += va * l1[idx[a]]
-			for j := 0; j < np; j++ {
-				g[r*np+j] += sq * va * m.b[idx[a]*np+j]
-			}
+			t[r*q+a] = sq * va
 		}
 		p.z[r] = z / sq
-		logdet += 0.5 * math.Log(e)
+		det.mul(sq)
 		r++
 	}
-	return r, logdet, nil
-}
-
-// siteBlock returns the products with positive precision in a full site
-// block and the eigendecomposition of the block restricted to them (nil
-// when there are none); ok is false if the decomposition failed.
-func siteBlock(l2 []float64, np int) (idx []int, eig *mat.EigenSym, ok bool) {
-	for k := 0; k < np; k++ {
-		if l2[k*np+k] > 0 {
-			idx = append(idx, k)
-		}
-	}
-	q := len(idx)
-	if q == 0 {
-		return nil, nil, true
-	}
-	sym := mat.NewSymDense(q, nil)
-	for a, i := range idx {
-		for b := a; b < q; b++ {
-			sym.SetSym(a, b, l2[i*np+idx[b]])
-		}
-	}
-	eig = new(mat.EigenSym)
-	if !eig.Factorize(sym, true) {
-		return idx, nil, false
-	}
-	return idx, eig, true
+	return r, q, nil
 }
