@@ -33,6 +33,9 @@ type LearnOptions struct {
 	// FDStep is the central-difference step for kernel gradients in
 	// unconstrained units (default 1e-5).
 	FDStep float64
+	// NoCoarse keeps the likelihood's final expectation rule during the
+	// search too (see DiffusionOptions.LearnPoints).
+	NoCoarse bool
 	// Progress, if set, is called after every major iteration.
 	Progress func(iter int, elbo float64)
 }
@@ -114,6 +117,20 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		}
 	}
 	defer func() { e.wantPG = false }()
+	// A likelihood with a coarser expectation for the search uses it until
+	// the final solve at the learned hyperparameters.
+	coarse, _ := e.Lik.(interface{ setLearning(bool) })
+	fine := func() {
+		if coarse != nil {
+			coarse.setLearning(false)
+			e.Invalidate()
+		}
+	}
+	defer fine()
+	if coarse != nil && len(free) > 0 && !opts.NoCoarse {
+		coarse.setLearning(true)
+		e.Invalidate()
+	}
 	if len(free) == 0 {
 		n, elbo, err := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
 		res.ELBO, res.CVISteps, res.Converged, res.Status = elbo, n, err == nil, "nothing to learn"
@@ -207,10 +224,12 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	if bestX == nil {
 		return res, fmt.Errorf("cvi: learning failed: no finite ELBO (%v)", err)
 	}
-	// Leave the engine at the best point seen, with converged sites.
+	// Leave the engine at the best point seen, with converged sites of the
+	// final expectation rule.
 	if err := set(bestX); err != nil {
 		return res, err
 	}
+	fine()
 	n, elbo, cerr := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
 	res.CVISteps += n
 	res.ELBO = elbo

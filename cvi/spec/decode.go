@@ -141,8 +141,8 @@ func (s *Spec) Validate() error {
 	default:
 		return fmt.Errorf("model.diffusion.curvature %q: want gauss-newton or exact", d.Curvature)
 	}
-	if d.Points < 0 || d.Neighbours < 0 || d.Cutoff < 0 {
-		return errors.New("model.diffusion: points, neighbours and cutoff must not be negative")
+	if d.Points < 0 || d.LearnPoints < 0 || d.Neighbours < 0 || d.Cutoff < 0 {
+		return errors.New("model.diffusion: points, learn_points, neighbours and cutoff must not be negative")
 	}
 	f := &s.Fit
 	if f.MaxIterations < 0 || f.Tolerance < 0 {

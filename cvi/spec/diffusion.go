@@ -19,6 +19,7 @@ func buildDiffusion(m Model, sum Summary, variance float64, fixed map[string]boo
 		Steps:       d.Steps,
 		SupplyAware: d.Mode == "available",
 		Points:      d.Points,
+		LearnPoints: d.LearnPoints,
 		Sink:        d.Sink,
 	}
 	if d.Expectation == "meanonly" {

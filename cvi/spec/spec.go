@@ -98,8 +98,11 @@ type Diffusion struct {
 	// Curvature is gauss-newton (default) | exact (Stein identity).
 	Curvature string `toml:"curvature"`
 	// Points is the number of quasi-Monte Carlo points of the joint
-	// expectation per bin (default 256).
+	// expectation per bin (default 64) for the final posterior.
 	Points int `toml:"points"`
+	// LearnPoints is the number of points while the hyperparameters are
+	// searched (default 16, at most Points).
+	LearnPoints int `toml:"learn_points"`
 }
 
 // Fit configures learning.
