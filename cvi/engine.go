@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -178,36 +179,58 @@ func (e *Engine) expect() (float64, error) {
 		e.evaluated = true
 		return total, nil
 	}
+	// Workers take blocks of bins in turn: the bins where diffusion can act
+	// (and the expectation costs 10–100× more) cluster in time, so fixed
+	// halves would leave one core idle.
+	const block = 16
+	nblk := (len(e.bins) + block - 1) / block
+	var pgs []float64 // per block, summed in block order for reproducibility
+	if withPG {
+		pgs = make([]float64, nblk*np)
+	}
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	sums := make([]float64, workers)
 	errs := make([]error, workers)
-	pgs := make([][]float64, workers)
-	chunk := (len(e.bins) + workers - 1) / workers
 	for w := 0; w < workers; w++ {
-		lo, hi := w*chunk, min((w+1)*chunk, len(e.bins))
 		lik := e.Lik
 		cov := e.cov
 		if w > 0 {
 			lik = wl.Worker()
 			cov = make([]float64, len(e.cov))
 		}
-		if withPG {
-			pgs[w] = make([]float64, np)
-		}
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			sums[w], errs[w] = e.expectRange(lik, lo, hi, cov, pgs[w])
+			for {
+				b := int(next.Add(1)) - 1
+				if b >= nblk {
+					return
+				}
+				var pg []float64
+				if withPG {
+					pg = pgs[b*np : (b+1)*np]
+				}
+				lo := b * block
+				if _, err := e.expectRange(lik, lo, min(lo+block, len(e.bins)), cov, pg); err != nil {
+					errs[w] = err
+					return
+				}
+			}
 		}(w)
 	}
 	wg.Wait()
-	var total float64
-	for w := range sums {
-		if errs[w] != nil {
-			return 0, errs[w]
+	for _, err := range errs {
+		if err != nil {
+			return 0, err
 		}
-		total += sums[w]
-		for j, v := range pgs[w] {
+	}
+	// Sums in bin order, independent of which worker took which block.
+	var total float64
+	for _, v := range e.ell {
+		total += v
+	}
+	for b := 0; b < len(pgs)/max(np, 1); b++ {
+		for j, v := range pgs[b*np : (b+1)*np] {
 			e.pgrad[j] += v
 		}
 	}
