@@ -207,8 +207,9 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 	}
 	if wantParams {
 		pgrad[0] += w * ps2 * softplusSlope(d.variance)
-		if d.learnable() {
-			raw := d.Params(nil)
+		if d.learnable() && !d.fixedDiffusion {
+			var raw [3]float64
+			d.Params(raw[:])
 			_, dEll := diffusion.LengthscaleFromRaw(raw[1])
 			_, dPi := diffusion.SinkFromRaw(raw[2])
 			pgrad[1] += w * pell * dEll
@@ -254,7 +255,8 @@ func (d *Diffusion) expectMeanOnly(op diffusion.Operator, obs []Obs, mean, vars,
 			pell += d.dl[k] * d.dge[k]
 			ppi += d.dl[k] * d.dgp[k]
 		}
-		raw := d.Params(nil)
+		var raw [3]float64
+		d.Params(raw[:])
 		_, dEll := diffusion.LengthscaleFromRaw(raw[1])
 		_, dPi := diffusion.SinkFromRaw(raw[2])
 		pgrad[1] += pell * dEll

@@ -48,6 +48,8 @@ type Engine struct {
 	// (fused); pgrad then holds Σ_n dE_n/dθ at post.
 	wantPG bool
 	pgrad  []float64
+	// gradWork holds the kernel-gradient workers' model clones.
+	gradWork []*gradWorker
 	// Sites before the previous step, for Converge's backtracking.
 	prev1, prev2 []float64
 }

@@ -303,13 +303,23 @@ func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64) error 
 	jobs := make(chan int)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
+	// Each worker keeps its model clone and filter buffers across calls:
+	// a fit differentiates log Z̃ at every evaluation.
+	if len(e.gradWork) > 0 && e.gradWork[0].src != e.Model {
+		e.gradWork = nil // the engine's model was replaced
+	}
+	for len(e.gradWork) < workers {
+		e.gradWork = append(e.gradWork, &gradWorker{src: e.Model, m: e.Model.Clone()})
+	}
 	for w := 0; w < workers; w++ {
+		gw := e.gradWork[w]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := e.Model.Clone()
-			var post filter.Posterior
-			p := make([]float64, len(base))
+			m := gw.m
+			post := &gw.post
+			gw.p = resize(gw.p, len(base))
+			p := gw.p
 			for j := range jobs {
 				i := free[j]
 				var f [2]float64
@@ -320,7 +330,7 @@ func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64) error 
 						errs <- err
 						return
 					}
-					if err := filter.Filter(&post, m, e.times, e.Sites); err != nil {
+					if err := filter.Filter(post, m, e.times, e.Sites); err != nil {
 						errs <- err
 						return
 					}
@@ -340,6 +350,14 @@ func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64) error 
 		return fmt.Errorf("cvi: kernel gradient: %w", err)
 	}
 	return nil
+}
+
+// gradWorker is one kernel-gradient worker's model clone and scratch.
+type gradWorker struct {
+	src  *filter.Model // the model m was cloned from
+	m    *filter.Model
+	post filter.Posterior
+	p    []float64
 }
 
 // stalled ends learning when the line search only probes the noise floor
