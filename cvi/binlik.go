@@ -89,3 +89,31 @@ func noiseVariance(s any) float64 {
 	}
 	return 0
 }
+
+// concurrentScalar marks the package's scalar likelihoods, whose Expect
+// keeps no per-call state (stack buffers, read-only rules), so one value
+// serves all of the engine's workers.
+type concurrentScalar interface{ concurrentExpect() }
+
+func (*Gaussian) concurrentExpect()        {}
+func (*Tobit) concurrentExpect()           {}
+func (*Poisson) concurrentExpect()         {}
+func (*CensoredPoisson) concurrentExpect() {}
+
+// parallelWorker returns a Worker for a Factorised likelihood over one of
+// the package's scalars (the same value), or false.
+func parallelWorker(l Likelihood) (interface{ Worker() Likelihood }, bool) {
+	f, ok := l.(Factorised)
+	if !ok {
+		return nil, false
+	}
+	if _, ok := f.Scalar.(concurrentScalar); !ok {
+		return nil, false
+	}
+	return sameWorker{l}, true
+}
+
+// sameWorker hands out its likelihood itself as every worker's.
+type sameWorker struct{ l Likelihood }
+
+func (s sameWorker) Worker() Likelihood { return s.l }

@@ -166,6 +166,9 @@ func (e *Engine) expect() (float64, error) {
 	clear(e.pgrad)
 	workers := 1
 	wl, parallel := e.Lik.(interface{ Worker() Likelihood })
+	if !parallel {
+		wl, parallel = parallelWorker(e.Lik)
+	}
 	if parallel && len(e.bins) >= 64 {
 		workers = runtime.GOMAXPROCS(0)
 	}
