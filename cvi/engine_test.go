@@ -160,22 +160,7 @@ func TestTobitCVIConverges(t *testing.T) {
 // likelihood workers give what one goroutine gives, and a DCGP fit on
 // censored data converges.
 func TestParallelExpectMatchesSerial(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 9))
-	data := testData(rng, 150, 3, 0.5)
-	k, _ := filter.NewMatern32(1.0, 2.0)
-	m, _ := filter.NewModel(k, nil, nil, 3)
-	graph, err := diffusion.NewGraph([][]float64{{0, 0}, {1, 0}, {0, 1}}, diffusion.GraphOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lik, err := NewDiffusion(DiffusionOptions{Graph: graph, Lengthscale: 1, Sink: 0.1, Variance: 0.02})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := NewEngine(m, lik, data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, _ := triangleEngine(t, 150, DiffusionOptions{})
 	n, elbo, err := e.Converge(1, 1e-6, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -209,23 +194,8 @@ func TestParallelExpectMatchesSerial(t *testing.T) {
 // diffusion expectations with ℓ and π free.
 func TestFusedParamGradMatchesSeparatePass(t *testing.T) {
 	for _, exp := range []Expectation{JointExpectation, MeanOnly} {
-		rng := rand.New(rand.NewPCG(8, 9))
-		data := testData(rng, 150, 3, 0.5)
-		k, _ := filter.NewMatern32(1.0, 2.0)
-		m, _ := filter.NewModel(k, nil, nil, 3)
-		graph, err := diffusion.NewGraph([][]float64{{0, 0}, {1, 0}, {0, 1}}, diffusion.GraphOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lik, err := NewDiffusion(DiffusionOptions{Graph: graph, Lengthscale: 1, Sink: 0.1, Variance: 0.02, Expectation: exp})
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := NewEngine(m, lik, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nm := m.NumParams()
+		e, _ := triangleEngine(t, 150, DiffusionOptions{Expectation: exp})
+		nm := e.Model.NumParams()
 		free := []int{nm, nm + 1, nm + 2}
 		e.wantPG = true
 		if _, _, err := e.Converge(1, 1e-8, 100); err != nil {
@@ -288,4 +258,30 @@ func TestFactorisedParallelMatchesSerial(t *testing.T) {
 			}
 		}
 	}
+}
+
+// triangleEngine returns an engine for n bins of three products on a
+// triangle graph with the diffusion likelihood of options o (Graph,
+// Lengthscale 1, Sink 0.1 and Variance 0.02 filled in), on censored test
+// data from a fixed seed.
+func triangleEngine(t *testing.T, n int, o DiffusionOptions) (*Engine, *Diffusion) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(8, 9))
+	data := testData(rng, n, 3, 0.5)
+	k, _ := filter.NewMatern32(1.0, 2.0)
+	m, _ := filter.NewModel(k, nil, nil, 3)
+	graph, err := diffusion.NewGraph([][]float64{{0, 0}, {1, 0}, {0, 1}}, diffusion.GraphOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Graph, o.Lengthscale, o.Sink, o.Variance = graph, 1, 0.1, 0.02
+	lik, err := NewDiffusion(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(m, lik, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, lik
 }

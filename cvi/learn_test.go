@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dcgpd/dcgpd/diffusion"
 	"github.com/dcgpd/dcgpd/filter"
 )
 
@@ -81,24 +80,9 @@ func TestLearnGaussianIsTypeIIML(t *testing.T) {
 // uses the coarse LearnPoints rule, leaves the likelihood on the Points
 // rule: the reported ELBO is the fine rule's ELBO of the final state.
 func TestLearnEndsOnTheFinePointRule(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 9))
-	data := testData(rng, 120, 3, 0.5)
-	k, _ := filter.NewMatern32(1.0, 2.0)
-	m, _ := filter.NewModel(k, nil, nil, 3)
-	graph, err := diffusion.NewGraph([][]float64{{0, 0}, {1, 0}, {0, 1}}, diffusion.GraphOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lik, err := NewDiffusion(DiffusionOptions{Graph: graph, Lengthscale: 1, Sink: 0.1, Variance: 0.02, Points: 64, LearnPoints: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, lik := triangleEngine(t, 120, DiffusionOptions{Points: 64, LearnPoints: 8})
 	if lik.zLearn == lik.zFine {
 		t.Fatal("no separate learning rule")
-	}
-	e, err := NewEngine(m, lik, data)
-	if err != nil {
-		t.Fatal(err)
 	}
 	fixed := map[string]bool{"likelihood.lengthscale": true, "likelihood.sink": true}
 	var sawCoarse bool
@@ -122,8 +106,7 @@ func TestLearnEndsOnTheFinePointRule(t *testing.T) {
 		t.Errorf("reported ELBO %.12g, fine-rule ELBO of the final state %.12g", res.ELBO, elbo)
 	}
 	// With ℓ and π learned the fine rule is kept throughout.
-	lik2, _ := NewDiffusion(DiffusionOptions{Graph: graph, Lengthscale: 1, Sink: 0.1, Variance: 0.02, Points: 64, LearnPoints: 8})
-	e2, _ := NewEngine(m.Clone(), lik2, data)
+	e2, lik2 := triangleEngine(t, 120, DiffusionOptions{Points: 64, LearnPoints: 8})
 	sawCoarse = false
 	if _, err := e2.Learn(context.Background(), LearnOptions{MaxIterations: 3, Progress: func(int, float64) {
 		sawCoarse = sawCoarse || lik2.z == lik2.zLearn

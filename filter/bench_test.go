@@ -110,10 +110,19 @@ func BenchmarkSmoothST10(b *testing.B) {
 		times[i] = float64(i) * 1.3
 	}
 	s := randomSites(rng, len(times), 10, false, 0.1)
-	for _, c := range []struct {
-		name string
-		run  func(*Posterior, *Model, []float64, *Sites) error
-	}{{"RTS", Smooth}, {"Marginals", SmoothMarginals}} {
+	benchRuns(b, m, times, s, []benchRun{{"RTS", Smooth}, {"Marginals", SmoothMarginals}})
+}
+
+// benchRun names one way of running the filter.
+type benchRun struct {
+	name string
+	run  func(*Posterior, *Model, []float64, *Sites) error
+}
+
+// benchRuns times each run on the same inputs, with the Posterior reused
+// across calls as CVI does.
+func benchRuns(b *testing.B, m *Model, times []float64, s *Sites, runs []benchRun) {
+	for _, c := range runs {
 		b.Run(c.name, func(b *testing.B) {
 			var p Posterior
 			if err := c.run(&p, m, times, s); err != nil {

@@ -201,14 +201,7 @@ func TestSmallUpdates(t *testing.T) {
 			for j := 0; j < D; j += 3 {
 				sup = append(sup, j)
 			}
-			ns := len(sup)
-			C, cs := make([]float64, r*D), make([]float64, r*ns)
-			for k := 0; k < r; k++ {
-				for e, j := range sup {
-					c := rng.NormFloat64()
-					C[k*D+j], cs[k*ns+e] = c, c
-				}
-			}
+			C, cs := supportedRows(rng, r, D, sup)
 			z := make([]float64, r)
 			for k := range z {
 				z[k] = rng.NormFloat64()
@@ -274,14 +267,7 @@ func TestInformationUpdates(t *testing.T) {
 			if D == 3 {
 				S = []int{0, 2}
 			}
-			ns := len(S)
-			V, VS := make([]float64, r*D), make([]float64, r*ns)
-			for k := 0; k < r; k++ {
-				for a, j := range S {
-					v := rng.NormFloat64()
-					V[k*D+j], VS[k*ns+a] = v, v
-				}
-			}
+			V, VS := supportedRows(rng, r, D, S)
 			want := append([]float64(nil), M...)
 			updateInformation(want, U, V, make([]float64, r*D), make([]float64, r*r), make([]float64, r*D), r, D)
 			X := make([]float64, r*D)
@@ -849,4 +835,18 @@ func TestStackBlocks(t *testing.T) {
 			o += d
 		}
 	}
+}
+
+// supportedRows returns r random rows of length D that are non-zero only
+// on the columns sup, in full (r×D) and restricted to sup (r×len(sup)).
+func supportedRows(rng *rand.Rand, r, D int, sup []int) (full, onSup []float64) {
+	ns := len(sup)
+	full, onSup = make([]float64, r*D), make([]float64, r*ns)
+	for k := 0; k < r; k++ {
+		for e, j := range sup {
+			v := rng.NormFloat64()
+			full[k*D+j], onSup[k*ns+e] = v, v
+		}
+	}
+	return full, onSup
 }

@@ -37,22 +37,5 @@ func stackWorkload(tb testing.TB) (*Model, []float64, *Sites) {
 // the Posterior reused across calls as CVI does.
 func BenchmarkStackA(b *testing.B) {
 	m, times, s := stackWorkload(b)
-	for _, c := range []struct {
-		name string
-		run  func(*Posterior, *Model, []float64, *Sites) error
-	}{{"Filter", Filter}, {"SmoothMarginals", SmoothMarginals}, {"Smooth", Smooth}} {
-		b.Run(c.name, func(b *testing.B) {
-			var p Posterior
-			if err := c.run(&p, m, times, s); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := c.run(&p, m, times, s); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchRuns(b, m, times, s, []benchRun{{"Filter", Filter}, {"SmoothMarginals", SmoothMarginals}, {"Smooth", Smooth}})
 }
