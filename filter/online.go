@@ -264,6 +264,9 @@ func (o *Online) Restore(s State) error {
 	for c := 0; c < nc; c++ {
 		copy(o.m[c], s.Mean[c])
 		copy(o.P[c], s.Cov[c])
+		// The update reads one triangle: a saved covariance that is not
+		// exactly symmetric (e.g. rounded by a serialiser) is averaged.
+		symmetrize(o.P[c], len(o.m[c]))
 	}
 	o.started, o.t, o.logLik = s.Started, s.Time, s.LogLik
 	return nil

@@ -124,3 +124,23 @@ func TestOnlineRejectsBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOnlineRestoreSymmetrises checks that a restored covariance that is
+// not exactly symmetric is averaged, as the update reads one triangle.
+func TestOnlineRestoreSymmetrises(t *testing.T) {
+	k, _ := NewMatern32(1, 2)
+	m, _ := NewModel(k, nil, nil, 1)
+	o, err := NewOnline(m, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := o.Save()
+	s.Cov[0] = []float64{2, 0.3 + 1e-9, 0.3 - 1e-9, 1}
+	if err := o.Restore(s); err != nil {
+		t.Fatal(err)
+	}
+	got := o.Save().Cov[0]
+	if got[1] != got[2] || math.Abs(got[1]-0.3) > 1e-15 {
+		t.Errorf("restored covariance %v, want the symmetric average", got)
+	}
+}
