@@ -2,6 +2,7 @@ package cvi
 
 import (
 	"errors"
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -15,19 +16,10 @@ func sqrtCov(dst, P []float64, np int) error {
 	if cholInto(dst, P, np) {
 		return nil
 	}
-	sym := mat.NewSymDense(np, nil)
-	for i := 0; i < np; i++ {
-		for j := i; j < np; j++ {
-			sym.SetSym(i, j, 0.5*(P[i*np+j]+P[j*np+i]))
-		}
+	vals, v, err := symEigen(P, np, 1)
+	if err != nil {
+		return fmt.Errorf("cvi: covariance: %w", err)
 	}
-	var eig mat.EigenSym
-	if !eig.Factorize(sym, true) {
-		return errors.New("cvi: covariance cannot be factorised")
-	}
-	vals := eig.Values(nil)
-	var v mat.Dense
-	eig.VectorsTo(&v)
 	for i := 0; i < np; i++ {
 		for j := 0; j < np; j++ {
 			dst[i*np+j] = v.At(i, j) * math.Sqrt(math.Max(vals[j], 0))

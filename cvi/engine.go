@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/dcgpd/dcgpd/filter"
 )
 
@@ -432,16 +430,9 @@ func psdTarget(dst, scratch, h []float64, np int, floor float64) error {
 		}
 		return nil
 	}
-	sym := mat.NewSymDense(np, nil)
 	var any bool
-	for a := 0; a < np; a++ {
-		for b := a; b < np; b++ {
-			v := -0.5 * (h[a*np+b] + h[b*np+a])
-			if v != 0 {
-				any = true
-			}
-			sym.SetSym(a, b, v)
-		}
+	for _, v := range h[:np*np] {
+		any = any || v != 0
 	}
 	for i := range dst[:np*np] {
 		dst[i] = 0
@@ -449,13 +440,10 @@ func psdTarget(dst, scratch, h []float64, np int, floor float64) error {
 	if !any {
 		return nil
 	}
-	var eig mat.EigenSym
-	if !eig.Factorize(sym, true) {
-		return errors.New("curvature eigendecomposition failed")
+	vals, vecs, err := symEigen(h, np, -1)
+	if err != nil {
+		return fmt.Errorf("curvature: %w", err)
 	}
-	vals := eig.Values(nil)
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
 	for c, v := range vals {
 		v = math.Max(v, floor)
 		for a := 0; a < np; a++ {

@@ -1,6 +1,11 @@
 package cvi
 
-import "math"
+import (
+	"errors"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
 
 // Allocation-free kernels for the tiny (N_p×N_p) symmetric blocks that CVI
 // handles once per bin and step; the gonum routines they replace allocate
@@ -38,4 +43,23 @@ func resize(s []float64, n int) []float64 {
 		return make([]float64, n)
 	}
 	return s[:n]
+}
+
+// symEigen returns the eigenvalues and eigenvectors (columns) of scale
+// times the symmetric part of the n×n row-major a, by gonum: the rare
+// fallback where the Cholesky fast paths above do not apply.
+func symEigen(a []float64, n int, scale float64) ([]float64, *mat.Dense, error) {
+	sym := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			sym.SetSym(i, j, scale*0.5*(a[i*n+j]+a[j*n+i]))
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(sym, true) {
+		return nil, nil, errors.New("eigendecomposition failed")
+	}
+	var v mat.Dense
+	eig.VectorsTo(&v)
+	return eig.Values(nil), &v, nil
 }

@@ -88,3 +88,27 @@ func TestCholInto(t *testing.T) {
 		t.Error("NaN accepted")
 	}
 }
+
+// TestSqrtCovSemiDefinite checks the eigen route of sqrtCov, taken when
+// the covariance is only semi-definite: L·Lᵀ reproduces it.
+func TestSqrtCovSemiDefinite(t *testing.T) {
+	P := []float64{1, 1, 0, 1, 1, 0, 0, 0, 2} // rank 2
+	L := make([]float64, 9)
+	if cholInto(L, P, 3) {
+		t.Fatal("singular matrix took the Cholesky route")
+	}
+	if err := sqrtCov(L, P, 3); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		for j := 0; j < 3; j++ {
+			var s float64
+			for k := 0; k < 3; k++ {
+				s += L[i*3+k] * L[j*3+k]
+			}
+			if math.Abs(s-P[i*3+j]) > 1e-14 {
+				t.Errorf("L·Lᵀ[%d,%d] = %v, want %v", i, j, s, P[i*3+j])
+			}
+		}
+	}
+}
