@@ -159,8 +159,8 @@ func (e *Engine) expect() (float64, error) {
 	}
 	_, fused := e.Lik.(fusedLikelihood)
 	withPG := e.wantPG && fused
-	np := e.Lik.NumParams()
-	e.pgrad = resize(e.pgrad, np)
+	nlp := e.Lik.NumParams()
+	e.pgrad = resize(e.pgrad, nlp)
 	clear(e.pgrad)
 	workers := 1
 	wl, parallel := e.Lik.(interface{ Worker() Likelihood })
@@ -189,7 +189,7 @@ func (e *Engine) expect() (float64, error) {
 	nblk := (len(e.bins) + block - 1) / block
 	var pgs []float64 // per block, summed in block order for reproducibility
 	if withPG {
-		pgs = make([]float64, nblk*np)
+		pgs = make([]float64, nblk*nlp)
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -211,7 +211,7 @@ func (e *Engine) expect() (float64, error) {
 				}
 				var pg []float64
 				if withPG {
-					pg = pgs[b*np : (b+1)*np]
+					pg = pgs[b*nlp : (b+1)*nlp]
 				}
 				lo := b * block
 				if _, err := e.expectRange(lik, lo, min(lo+block, len(e.bins)), cov, pg); err != nil {
@@ -232,8 +232,8 @@ func (e *Engine) expect() (float64, error) {
 	for _, v := range e.ell {
 		total += v
 	}
-	for b := 0; b < len(pgs)/max(np, 1); b++ {
-		for j, v := range pgs[b*np : (b+1)*np] {
+	for b := 0; b < len(pgs)/max(nlp, 1); b++ {
+		for j, v := range pgs[b*nlp : (b+1)*nlp] {
 			e.pgrad[j] += v
 		}
 	}

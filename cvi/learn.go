@@ -120,16 +120,19 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	// A likelihood with a coarser expectation for the search uses it until
 	// the final solve at the learned hyperparameters.
 	coarse, _ := e.Lik.(interface{ setLearning(bool) })
+	coarseOn := false
 	fine := func() {
-		if coarse != nil {
+		if coarseOn {
 			coarse.setLearning(false)
 			e.Invalidate()
+			coarseOn = false
 		}
 	}
-	defer fine()
+	defer fine() // on early returns
 	if coarse != nil && len(free) > 0 && !opts.NoCoarse {
 		coarse.setLearning(true)
 		e.Invalidate()
+		coarseOn = true
 	}
 	if len(free) == 0 {
 		n, elbo, err := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
