@@ -70,17 +70,7 @@ func TestCholInto(t *testing.T) {
 	if !cholInto(l, a, 3) {
 		t.Fatal("positive definite matrix rejected")
 	}
-	for i := 0; i < 3; i++ {
-		for j := 0; j < 3; j++ {
-			var s float64
-			for k := 0; k < 3; k++ {
-				s += l[i*3+k] * l[j*3+k]
-			}
-			if math.Abs(s-a[i*3+j]) > 1e-14 {
-				t.Errorf("L·Lᵀ[%d,%d] = %v, want %v", i, j, s, a[i*3+j])
-			}
-		}
-	}
+	checkFactor(t, l, a, 3)
 	if cholInto(l, []float64{1, 2, 2, 1}, 2) {
 		t.Error("indefinite matrix accepted")
 	}
@@ -100,14 +90,20 @@ func TestSqrtCovSemiDefinite(t *testing.T) {
 	if err := sqrtCov(L, P, 3); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 3; i++ {
-		for j := 0; j < 3; j++ {
+	checkFactor(t, L, P, 3)
+}
+
+// checkFactor checks L·Lᵀ = a (n×n) to 1e-14.
+func checkFactor(t *testing.T, l, a []float64, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
 			var s float64
-			for k := 0; k < 3; k++ {
-				s += L[i*3+k] * L[j*3+k]
+			for k := 0; k < n; k++ {
+				s += l[i*n+k] * l[j*n+k]
 			}
-			if math.Abs(s-P[i*3+j]) > 1e-14 {
-				t.Errorf("L·Lᵀ[%d,%d] = %v, want %v", i, j, s, P[i*3+j])
+			if math.Abs(s-a[i*n+j]) > 1e-14 {
+				t.Errorf("L·Lᵀ[%d,%d] = %v, want %v", i, j, s, a[i*n+j])
 			}
 		}
 	}
