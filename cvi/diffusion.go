@@ -230,17 +230,6 @@ func (d *Diffusion) setTransition(ell, pi float64) error {
 	return nil
 }
 
-// Options returns the options the likelihood was made with, updated to
-// its current parameters (σ², ℓ, π).
-func (d *Diffusion) Options() DiffusionOptions {
-	o := d.opts
-	o.Variance = d.variance
-	if d.learnable() {
-		o.Lengthscale, o.Sink = d.ell, d.pi
-	}
-	return o
-}
-
 // Joint reports whether the expectation couples products.
 func (d *Diffusion) Joint() bool { return d.opts.Expectation == JointExpectation }
 
