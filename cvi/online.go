@@ -1,0 +1,539 @@
+package cvi
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/dcgpd/dcgpd/filter"
+)
+
+// OnlineOptions configures the per-bin CVI refinement of an Online.
+type OnlineOptions struct {
+	// Steps bounds the local CVI steps per bin (default 20). The
+	// refinement is a first pass: the background re-smooth revisits every
+	// bin of its window with full CVI sweeps.
+	Steps int
+	// Damping is the first step's β in (0, 1] (default 1); a step that
+	// clearly lowers the bin's local ELBO, E_q[log p(y|f)] −
+	// KL(q‖prediction), is undone and β halved, as in Engine.Converge.
+	Damping float64
+	// Tol stops the refinement when the bin's local ELBO changes by less
+	// than Tol·(1 + |ELBO|) from one step to the next (default 1e-8).
+	Tol float64
+	// CurvatureFloor is the smallest site precision an observed product
+	// gets (default 1e-8, as the batch engine's).
+	CurvatureFloor float64
+}
+
+// DefaultOnlineOptions returns the documented defaults.
+func DefaultOnlineOptions() OnlineOptions {
+	return OnlineOptions{Steps: 20, Damping: 1, Tol: 1e-8, CurvatureFloor: 1e-8}
+}
+
+// Validate checks the options' ranges.
+func (o OnlineOptions) Validate() error {
+	switch {
+	case o.Steps < 1:
+		return fmt.Errorf("cvi: online steps must be >= 1, got %d", o.Steps)
+	case !(o.Damping > 0 && o.Damping <= 1):
+		return fmt.Errorf("cvi: online damping must be in (0, 1], got %v", o.Damping)
+	case !(o.Tol > 0) || math.IsInf(o.Tol, 0):
+		return fmt.Errorf("cvi: online tolerance must be finite and > 0, got %v", o.Tol)
+	case !(o.CurvatureFloor > 0) || math.IsInf(o.CurvatureFloor, 0):
+		return fmt.Errorf("cvi: online curvature floor must be finite and > 0, got %v", o.CurvatureFloor)
+	}
+	return nil
+}
+
+// BinResult is what one online step produced for its bin.
+type BinResult struct {
+	// Time of the bin.
+	Time float64
+	// Mean and Var are the filtered marginal of the latent demand per
+	// product; PredMean and PredVar the one-step prediction before the
+	// bin's data.
+	Mean, Var         []float64
+	PredMean, PredVar []float64
+	// Nat1 and Nat2 are the site the refinement settled on (Nat2 N_p×N_p
+	// for a joint likelihood, else N_p): a batch filter over these sites
+	// reproduces the filtered moments.
+	Nat1, Nat2 []float64
+	// Steps is the number of CVI steps taken; Converged reports whether
+	// the site met the tolerance within them.
+	Steps     int
+	Converged bool
+	// LogLik is the bin's log marginal likelihood of its site.
+	LogLik float64
+}
+
+// ErrOnlineNumerics reports that a bin's refinement or update produced
+// non-finite numbers; the filter state is unchanged.
+var ErrOnlineNumerics = errors.New("cvi: online step is not finite")
+
+// Online is the daemon's per-bin inference: Kalman prediction to the bin,
+// a local CVI refinement of the bin's site against the predicted marginal
+// (the joint expectation over the bin's products for a joint likelihood),
+// and the filter update with that site. Its cost per bin does not depend on
+// how many bins came before.
+//
+// An Online is not safe for concurrent use.
+type Online struct {
+	model *filter.Model
+	lik   Likelihood
+	filt  *filter.Online
+	opts  OnlineOptions
+	np    int
+	joint bool
+	// scratch
+	pm, pc       []float64 // predicted mean, covariance (N_p, N_p²)
+	qm, qc, qv   []float64 // refined mean, covariance, variances
+	g, h         []float64 // expectation gradient and curvature
+	l1, l2       []float64 // current site
+	t2, psdWork  []float64
+	lw, plw, mwk []float64 // square root of Λ, P·L, Cholesky of M
+	r            []float64
+	kl           float64 // KL(q‖prediction) of the last refined marginal
+	p1, p2       []float64
+}
+
+// NewOnline returns the online inference of model m with likelihood lik,
+// at the prior before any bin.
+func NewOnline(m *filter.Model, lik Likelihood, opts OnlineOptions) (*Online, error) {
+	if m == nil || lik == nil {
+		return nil, errors.New("cvi: nil model or likelihood")
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	f, err := filter.NewOnline(m, lik.Joint())
+	if err != nil {
+		return nil, err
+	}
+	np := m.NumProducts()
+	o := &Online{model: m, lik: lik, filt: f, opts: opts, np: np, joint: lik.Joint()}
+	w := np
+	if o.joint {
+		w = np * np
+	}
+	o.pm, o.pc = make([]float64, np), make([]float64, np*np)
+	o.qm, o.qc, o.qv = make([]float64, np), make([]float64, np*np), make([]float64, np)
+	o.g, o.h = make([]float64, np), make([]float64, w)
+	o.l1, o.l2 = make([]float64, np), make([]float64, w)
+	o.t2, o.psdWork = make([]float64, np*np), make([]float64, max(np*np, 3*np))
+	o.p1, o.p2 = make([]float64, np), make([]float64, w)
+	o.lw, o.plw, o.mwk = make([]float64, np*np), make([]float64, np*np), make([]float64, np*np)
+	o.r = make([]float64, np)
+	return o, nil
+}
+
+// Filter returns the underlying Kalman filter (for Save, Restore and
+// Forecast).
+func (o *Online) Filter() *filter.Online { return o.filt }
+
+// Model returns the model the filter runs.
+func (o *Online) Model() *filter.Model { return o.model }
+
+// Likelihood returns the observation model.
+func (o *Online) Likelihood() Likelihood { return o.lik }
+
+// Step processes the bin at time t with the N_p observations obs (NaN Y:
+// missing) and writes its result into dst, reusing dst's slices. t must
+// be later than the previous bin. On error the filter state is unchanged.
+func (o *Online) Step(t float64, obs []Obs, dst *BinResult) error {
+	if len(obs) != o.np {
+		return fmt.Errorf("cvi: online bin has %d observations, want %d", len(obs), o.np)
+	}
+	saved := o.filt.Save()
+	if err := o.filt.Advance(t); err != nil {
+		return err
+	}
+	if err := o.step(t, obs, dst); err != nil {
+		// Put the filter back where it was before the bin.
+		_ = o.filt.Restore(saved)
+		return err
+	}
+	return nil
+}
+
+// Skip advances the filter to the bin at time t that has no observation
+// at all and writes the prediction there into dst.
+func (o *Online) Skip(t float64, dst *BinResult) error {
+	saved := o.filt.Save()
+	if err := o.filt.Advance(t); err != nil {
+		return err
+	}
+	o.filt.Marginal(o.pm, o.pc)
+	o.grow(dst)
+	dst.Time, dst.Steps, dst.Converged, dst.LogLik = t, 0, true, 0
+	clear(dst.Nat1)
+	clear(dst.Nat2)
+	for k := 0; k < o.np; k++ {
+		v := o.pc[k*o.np+k]
+		dst.PredMean[k], dst.PredVar[k] = o.pm[k], v
+		dst.Mean[k], dst.Var[k] = o.pm[k], v
+	}
+	if !finite(dst.Mean) || !finite(dst.Var) {
+		_ = o.filt.Restore(saved)
+		return ErrOnlineNumerics
+	}
+	return nil
+}
+
+// Apply advances to the bin at time t and updates with a given site (from
+// an earlier Step or a re-smooth) without refining it, writing the
+// filtered marginal into dst.
+func (o *Online) Apply(t float64, nat1, nat2 []float64, dst *BinResult) error {
+	saved := o.filt.Save()
+	if err := o.filt.Advance(t); err != nil {
+		return err
+	}
+	o.filt.Marginal(o.pm, o.pc)
+	o.grow(dst)
+	copy(dst.Nat1, nat1)
+	copy(dst.Nat2, nat2)
+	for k := 0; k < o.np; k++ {
+		dst.PredMean[k], dst.PredVar[k] = o.pm[k], o.pc[k*o.np+k]
+	}
+	ll, err := o.filt.Update(nat1, nat2)
+	if err != nil {
+		_ = o.filt.Restore(saved)
+		return fmt.Errorf("cvi: online update: %w", err)
+	}
+	o.filt.Marginal(o.qm, o.qc)
+	for k := 0; k < o.np; k++ {
+		dst.Mean[k], dst.Var[k] = o.qm[k], o.qc[k*o.np+k]
+	}
+	dst.Time, dst.LogLik, dst.Steps, dst.Converged = t, ll, 0, true
+	if !finite(dst.Mean) || !finite(dst.Var) {
+		_ = o.filt.Restore(saved)
+		return ErrOnlineNumerics
+	}
+	return nil
+}
+
+func (o *Online) grow(dst *BinResult) {
+	np := o.np
+	w := len(o.l2)
+	dst.Mean, dst.Var = resize(dst.Mean, np), resize(dst.Var, np)
+	dst.PredMean, dst.PredVar = resize(dst.PredMean, np), resize(dst.PredVar, np)
+	dst.Nat1, dst.Nat2 = resize(dst.Nat1, np), resize(dst.Nat2, w)
+}
+
+// step refines the site of the bin the filter was just advanced to and
+// updates the filter with it.
+func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
+	np := o.np
+	o.filt.Marginal(o.pm, o.pc)
+	o.grow(dst)
+	for k := 0; k < np; k++ {
+		dst.PredMean[k], dst.PredVar[k] = o.pm[k], o.pc[k*np+k]
+	}
+	clear(o.l1)
+	clear(o.l2)
+	// The same rules as Engine.Converge, on this bin's local ELBO
+	// E_q[log p(y|f)] − KL(q‖prediction).
+	beta, tol := o.opts.Damping, o.opts.Tol
+	prevELBO := math.Inf(-1)
+	converged, reeval := false, false
+	steps := 0
+	for steps < o.opts.Steps {
+		steps++
+		if err := o.refined(); err != nil {
+			return err
+		}
+		cov := o.qv
+		if o.joint {
+			cov = o.qc
+		}
+		e := o.lik.Expect(obs, o.qm, cov, o.g, o.h)
+		if math.IsNaN(e) || math.IsInf(e, 0) || !finite(o.g) || !finite(o.h) {
+			return fmt.Errorf("%w: expected log-likelihood %v at t=%v", ErrOnlineNumerics, e, t)
+		}
+		elbo := e - o.kl
+		switch {
+		case reeval:
+			reeval = false
+		case elbo < prevELBO-1e3*tol*(1+math.Abs(prevELBO)) && beta > 1e-3:
+			// Clearly worse: back to the previous site with half the step.
+			copy(o.l1, o.p1)
+			copy(o.l2, o.p2)
+			beta /= 2
+			reeval = true
+			continue
+		case elbo < prevELBO-1e-12*math.Abs(prevELBO) && beta > 0.1:
+			// A small decrease: the iteration cycles (β = 1 on nearly
+			// flat censored terms); damp it and go on.
+			beta /= 2
+		case math.Abs(elbo-prevELBO) <= tol*(1+math.Abs(elbo)):
+			// Gauss–Newton fixed points are not exact ELBO maxima, so
+			// a change at the noise floor counts as converged.
+			converged = true
+		}
+		if converged || steps == o.opts.Steps {
+			break
+		}
+		prevELBO = elbo
+		copy(o.p1, o.l1)
+		copy(o.p2, o.l2)
+		if _, err := o.moveSite(obs, beta); err != nil {
+			return err
+		}
+	}
+	ll, err := o.filt.Update(o.l1, o.l2)
+	if err != nil {
+		return fmt.Errorf("cvi: online update: %w", err)
+	}
+	o.filt.Marginal(o.qm, o.qc)
+	for k := 0; k < np; k++ {
+		dst.Mean[k], dst.Var[k] = o.qm[k], o.qc[k*np+k]
+	}
+	if !finite(dst.Mean) || !finite(dst.Var) {
+		return ErrOnlineNumerics
+	}
+	copy(dst.Nat1, o.l1)
+	copy(dst.Nat2, o.l2)
+	dst.Time, dst.Steps, dst.Converged, dst.LogLik = t, steps, converged, ll
+	return nil
+}
+
+// moveSite moves the current site towards the Newton target of the last
+// expectation with damping beta and returns the largest relative change.
+func (o *Online) moveSite(obs []Obs, beta float64) (float64, error) {
+	np := o.np
+	floor := o.opts.CurvatureFloor
+	var change float64
+	if !o.joint {
+		for k := 0; k < np; k++ {
+			var t1, t2 float64
+			if !math.IsNaN(obs[k].Y) {
+				t2 = math.Max(-o.h[k], floor)
+				t1 = o.g[k] + t2*o.qm[k]
+			}
+			n1 := (1-beta)*o.l1[k] + beta*t1
+			n2 := (1-beta)*o.l2[k] + beta*t2
+			change = math.Max(change, math.Max(relChange(o.l1[k], n1), relChange(o.l2[k], n2)))
+			o.l1[k], o.l2[k] = n1, n2
+		}
+		return change, nil
+	}
+	if err := psdTarget(o.t2, o.psdWork, o.h, np, floor); err != nil {
+		return 0, fmt.Errorf("cvi: online site: %w", err)
+	}
+	for a := 0; a < np; a++ {
+		t1 := o.g[a]
+		for b := 0; b < np; b++ {
+			t1 += o.t2[a*np+b] * o.qm[b]
+		}
+		n1 := (1-beta)*o.l1[a] + beta*t1
+		change = math.Max(change, relChange(o.l1[a], n1))
+		o.l1[a] = n1
+		for b := 0; b <= a; b++ {
+			n2 := (1-beta)*o.l2[a*np+b] + beta*0.5*(o.t2[a*np+b]+o.t2[b*np+a])
+			change = math.Max(change, relChange(o.l2[a*np+b], n2))
+			o.l2[a*np+b], o.l2[b*np+a] = n2, n2
+		}
+	}
+	return change, nil
+}
+
+// refined writes the marginal of f at the bin given the prediction and
+// the current site, q ∝ N(pm, pc)·t(f), into qm, qc and qv. With Λ = L·Lᵀ
+// it uses S = P − P·L·M⁻¹·Lᵀ·P, M = I + Lᵀ·P·L, which needs no inverse of
+// the (possibly near-singular) predicted covariance P.
+func (o *Online) refined() error {
+	np := o.np
+	P := o.pc
+	// L: columns √λ·e_k for diagonal sites, V·√max(e, 0) for full ones.
+	clear(o.lw)
+	nl := 0
+	if !o.joint {
+		for k := 0; k < np; k++ {
+			if o.l2[k] > 0 {
+				o.lw[k*np+nl] = math.Sqrt(o.l2[k])
+				nl++
+			}
+		}
+	} else if anyNonZero(o.l2) {
+		if !cholInto(o.mwk, o.l2, np) {
+			vals, vecs, err := symEigen(o.l2, np, 1)
+			if err != nil {
+				return fmt.Errorf("cvi: online site: %w", err)
+			}
+			for c, v := range vals {
+				if v <= 0 {
+					continue
+				}
+				s := math.Sqrt(v)
+				for a := 0; a < np; a++ {
+					o.lw[a*np+nl] = vecs.At(a, c) * s
+				}
+				nl++
+			}
+		} else {
+			copy(o.lw, o.mwk)
+			nl = np
+		}
+	}
+	// r = λ₁ − Λ·pm
+	for a := 0; a < np; a++ {
+		r := o.l1[a]
+		if o.joint {
+			for b := 0; b < np; b++ {
+				r -= o.l2[a*np+b] * o.pm[b]
+			}
+		} else {
+			r -= o.l2[a] * o.pm[a]
+		}
+		o.r[a] = r
+	}
+	copy(o.qc, P)
+	if nl > 0 {
+		// PL = P·L (np×nl, stride np)
+		for a := 0; a < np; a++ {
+			for c := 0; c < nl; c++ {
+				var s float64
+				for b := 0; b < np; b++ {
+					s += P[a*np+b] * o.lw[b*np+c]
+				}
+				o.plw[a*np+c] = s
+			}
+		}
+		// M = I + Lᵀ·P·L (nl×nl, stride nl), then its Cholesky in place.
+		m := o.psdWork[:nl*nl]
+		for c := 0; c < nl; c++ {
+			for d := 0; d < nl; d++ {
+				var s float64
+				for b := 0; b < np; b++ {
+					s += o.lw[b*np+c] * o.plw[b*np+d]
+				}
+				if c == d {
+					s++
+				}
+				m[c*nl+d] = s
+			}
+		}
+		lm := o.t2[:nl*nl]
+		if !cholInto(lm, m, nl) {
+			return fmt.Errorf("%w: site system not positive definite", ErrOnlineNumerics)
+		}
+		// W = Lm⁻¹·(PL)ᵀ column by column of PLᵀ; S −= Wᵀ·W.
+		w := o.mwk[:nl*np]
+		for a := 0; a < np; a++ {
+			for c := 0; c < nl; c++ {
+				s := o.plw[a*np+c]
+				for d := 0; d < c; d++ {
+					s -= lm[c*nl+d] * w[d*np+a]
+				}
+				w[c*np+a] = s / lm[c*nl+c]
+			}
+		}
+		for a := 0; a < np; a++ {
+			for b := 0; b <= a; b++ {
+				var s float64
+				for c := 0; c < nl; c++ {
+					s += w[c*np+a] * w[c*np+b]
+				}
+				v := o.qc[a*np+b] - s
+				o.qc[a*np+b], o.qc[b*np+a] = v, v
+			}
+		}
+	}
+	// δ = m − pm = S·r
+	var dr float64
+	for a := 0; a < np; a++ {
+		var s float64
+		for b := 0; b < np; b++ {
+			s += o.qc[a*np+b] * o.r[b]
+		}
+		o.qm[a] = o.pm[a] + s
+		o.qv[a] = o.qc[a*np+a]
+		dr += s * o.r[a]
+	}
+	if !finite(o.qm) || !finite(o.qc) {
+		return ErrOnlineNumerics
+	}
+	o.kl = 0
+	if nl > 0 {
+		o.kl = o.klTerm(nl, dr)
+	}
+	return nil
+}
+
+// klTerm returns KL(q‖p) of the refined marginal from the prediction,
+// ½[tr(M⁻¹) − n_L + log|M| + δᵀP⁻¹δ], with the Cholesky factor of M in
+// t2 and δᵀr in dr; P⁻¹δ = r − L·M⁻¹·(PL)ᵀ·r needs no inverse of P.
+func (o *Online) klTerm(nl int, dr float64) float64 {
+	np := o.np
+	lm := o.t2[:nl*nl]
+	a, b := o.psdWork[:nl], o.psdWork[nl:2*nl]
+	for c := 0; c < nl; c++ {
+		var sa, sb float64
+		for k := 0; k < np; k++ {
+			sa += o.lw[k*np+c] * (o.qm[k] - o.pm[k])
+			sb += o.plw[k*np+c] * o.r[k]
+		}
+		a[c], b[c] = sa, sb
+	}
+	forwardSolve(lm, a, nl)
+	forwardSolve(lm, b, nl)
+	quad := dr
+	var logDet, trace float64
+	for c := 0; c < nl; c++ {
+		quad -= a[c] * b[c]
+		logDet += 2 * math.Log(lm[c*nl+c])
+	}
+	// tr(M⁻¹) = ‖Lm⁻¹‖²_F, column by column.
+	col := o.psdWork[2*nl : 3*nl]
+	for c := 0; c < nl; c++ {
+		clear(col)
+		col[c] = 1
+		forwardSolve(lm, col, nl)
+		for _, v := range col {
+			trace += v * v
+		}
+	}
+	return 0.5 * (trace - float64(nl) + logDet + quad)
+}
+
+// forwardSolve overwrites x with L⁻¹x for the n×n lower-triangular L.
+func forwardSolve(l, x []float64, n int) {
+	for i := 0; i < n; i++ {
+		s := x[i]
+		for j := 0; j < i; j++ {
+			s -= l[i*n+j] * x[j]
+		}
+		x[i] = s / l[i*n+i]
+	}
+}
+
+// Forecast writes the predictive mean and variances of f at time t (later
+// than the current bin) without changing the state; cov is N_p×N_p
+// scratch.
+func (o *Online) Forecast(t float64, mean, vars, cov []float64) error {
+	if err := o.filt.Forecast(t, mean, cov); err != nil {
+		return err
+	}
+	for k := 0; k < o.np; k++ {
+		vars[k] = cov[k*o.np+k]
+	}
+	return nil
+}
+
+func anyNonZero(v []float64) bool {
+	for _, x := range v {
+		if x != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func finite(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
