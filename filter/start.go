@@ -31,8 +31,9 @@ type modelStart struct {
 // Independent and the sites are diagonal, else one coupled chain. That
 // layout decides which sites a run of the returned model accepts (the two
 // coincide with one product). The covariances are averaged with their
-// transposes, as Online.Restore does. s.Time and s.LogLik are ignored;
-// s.Started does not matter either.
+// transposes, as Online.Restore does. A started s (Started set) must be at
+// time t0 (s.Time == t0); one that is not (the prior before any bin) is
+// taken to hold at t0. s.LogLik is ignored.
 //
 // The start is conditional on the hyperparameters it was computed with:
 // SetParams and Clone keep it as it is.
@@ -42,6 +43,9 @@ func (m *Model) WithStart(t0 float64, s State) (*Model, error) {
 	}
 	if math.IsNaN(t0) || math.IsInf(t0, 0) {
 		return nil, fmt.Errorf("filter: start time not finite: %v", t0)
+	}
+	if s.Started && s.Time != t0 {
+		return nil, fmt.Errorf("filter: start state is at time %v, not %v", s.Time, t0)
 	}
 	np := m.np
 	nc := len(s.Mean)
@@ -76,9 +80,14 @@ func (m *Model) WithStart(t0 float64, s State) (*Model, error) {
 		st.mean[c] = append([]float64(nil), s.Mean[c]...)
 		st.cov[c] = append([]float64(nil), s.Cov[c]...)
 		symmetrize(st.cov[c], D)
+		// A variance below zero by more than rounding is not a state.
+		scale := 1.0
 		for i := 0; i < D; i++ {
-			if !(st.cov[c][i*D+i] >= 0) {
-				return nil, fmt.Errorf("filter: start chain %d has a negative variance %v at %d", c, st.cov[c][i*D+i], i)
+			scale = math.Max(scale, math.Abs(st.cov[c][i*D+i]))
+		}
+		for i := 0; i < D; i++ {
+			if v := st.cov[c][i*D+i]; v < -1e-10*scale {
+				return nil, fmt.Errorf("filter: start chain %d has a negative variance %v at %d", c, v, i)
 			}
 		}
 	}

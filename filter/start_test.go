@@ -243,6 +243,9 @@ func TestStartErrors(t *testing.T) {
 			t.Errorf("%s: WithStart accepted the state", name)
 		}
 	}
+	if _, err := m.WithStart(t0+1, diagState); err == nil {
+		t.Error("a state saved at another time accepted")
+	}
 	for _, t0 := range []float64{math.NaN(), math.Inf(-1)} {
 		if _, err := m.WithStart(t0, diagState); err == nil {
 			t.Errorf("start time %v accepted", t0)
