@@ -2,7 +2,8 @@ package filter
 
 // chain is the per-bin storage of one Kalman chain of state dimension dim:
 // the transition into each bin, the predicted, filtered and smoothed
-// moments. Bin 0's prediction is the stationary prior. The predicted
+// moments. Bin 0's prediction is the stationary prior, or the model's
+// start predicted to it. The predicted
 // moments are kept per bin only when keepPred is set (the RTS smoother
 // and the unrolled 2-state chains use them); otherwise mp and pp hold
 // the current bin's only.

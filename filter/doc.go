@@ -13,4 +13,9 @@
 // Q(dt) = Pinf − A Pinf Aᵀ, which is exact for a stationary process.
 // Hyperparameters are exposed in an unconstrained parameterisation
 // (softplus of positive quantities) for optimisers.
+//
+// A run starts from the stationary prior at its first bin, or, for a model
+// made by Model.WithStart, from a known state at an earlier time t0 (an
+// Online filter's saved state): that is how a fixed-lag window of the last
+// bins is re-smoothed with everything before it summarised in its prior.
 package filter

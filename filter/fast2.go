@@ -17,14 +17,24 @@ var errNonFinite = errors.New("filter: log marginal likelihood is not finite (si
 // The innovation log-determinants are accumulated as a product, with a
 // logarithm every 16 observations: the log is the costliest operation of
 // the step. mean and vari receive H·x and H·P·Hᵀ (stride np, offset k) of
-// the smoothed, or, without smoothing, filtered moments.
-func filterSmooth2(c *chain, kern Temporal, times, nat1, nat2, mean, vari []float64, k, np int, smooth bool) (float64, error) {
+// the smoothed, or, without smoothing, filtered moments. The first bin's
+// prior is the stationary one, or the model's start st (chain k) predicted
+// to it.
+func filterSmooth2(c *chain, kern Temporal, times, nat1, nat2, mean, vari []float64, k, np int, smooth bool, st *modelStart) (float64, error) {
 	var pinf, q [4]float64
 	var scratch [12]float64
-	kern.Stationary(pinf[:])
-	m0, m1 := 0.0, 0.0
-	p00, p01, p11 := pinf[0], pinf[1], pinf[3]
 	a := c.a
+	var m0, m1, p00, p01, p11 float64
+	if st != nil {
+		// The start predicted to the first bin.
+		sm, sp := st.chain(k)
+		kern.Transition(a[:4], times[0]-st.t0)
+		ProcessNoise(kern, q[:], times[0]-st.t0, scratch[:])
+		m0, m1, p00, p01, p11 = predict2(a[:4], q[:], sm[0], sm[1], sp[0], sp[1], sp[3])
+	} else {
+		kern.Stationary(pinf[:])
+		p00, p01, p11 = pinf[0], pinf[1], pinf[3]
+	}
 	a[0], a[1], a[2], a[3] = 1, 0, 0, 1
 	var ll float64
 	prod, nprod := 1.0, 0
@@ -118,4 +128,17 @@ func filterSmooth2(c *chain, kern Temporal, times, nat1, nat2, mean, vari []floa
 		mean[n*np+k], vari[n*np+k] = s0, s00
 	}
 	return ll, nil
+}
+
+// predict2 returns A·m and A·P·Aᵀ + Q for the 2-state m = (m0, m1) and
+// symmetric P, as filterSmooth2's step forms them.
+func predict2(a, q []float64, m0, m1, p00, p01, p11 float64) (n0, n1, q00, q01, q11 float64) {
+	a00, a01, a10, a11 := a[0], a[1], a[2], a[3]
+	n0, n1 = a00*m0+a01*m1, a10*m0+a11*m1
+	c00, c01 := a00*p00+a01*p01, a00*p01+a01*p11
+	c10, c11 := a10*p00+a11*p01, a10*p01+a11*p11
+	q00 = c00*a00 + c01*a01 + q[0]
+	q01 = c00*a10 + c01*a11 + 0.5*(q[1]+q[2])
+	q11 = c10*a10 + c11*a11 + q[3]
+	return n0, n1, q00, q01, q11
 }

@@ -26,7 +26,8 @@ type Model struct {
 	features   [][]float64
 	np         int
 	indep      bool
-	b          []float64 // N_p×N_p lower Cholesky factor of K_p (identity when indep)
+	b          []float64   // N_p×N_p lower Cholesky factor of K_p (identity when indep)
+	start      *modelStart // the known state runs start from (nil: the stationary prior)
 }
 
 // NewModel returns the prior with temporal kernel t, product kernel s (nil
@@ -218,7 +219,9 @@ func (m *Model) Params(dst []float64) []float64 {
 	return dst
 }
 
-// SetParams sets the unconstrained hyperparameters, all or nothing.
+// SetParams sets the unconstrained hyperparameters, all or nothing. A
+// start (WithStart) is kept as it is, although it was computed with the
+// old hyperparameters.
 func (m *Model) SetParams(src []float64) error {
 	if len(src) != m.NumParams() {
 		return fmt.Errorf("filter: want %d model parameters, got %d", m.NumParams(), len(src))
@@ -251,7 +254,8 @@ func (m *Model) SetParams(src []float64) error {
 	return nil
 }
 
-// Clone returns a deep copy whose hyperparameters can change independently.
+// Clone returns a deep copy whose hyperparameters can change independently,
+// with the same start (WithStart).
 func (m *Model) Clone() *Model {
 	c := *m
 	if m.temporal != nil {

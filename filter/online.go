@@ -31,15 +31,23 @@ type Online struct {
 	mu, pu []float64
 }
 
-// NewOnline returns a filter at the prior of model m, before any bin.
+// NewOnline returns a filter at the prior of model m, before any bin, or,
+// for a model with a start (WithStart), at the start state at its time t0:
+// the first Advance must then go past t0.
 // fullSites selects whether Update takes full N_p×N_p site precisions
 // (coupling products, one joint chain) or diagonal ones (one chain per
-// product when the product kernel is Independent).
+// product when the product kernel is Independent); a model's start must
+// have the same layout.
 func NewOnline(m *Model, fullSites bool) (*Online, error) {
 	if m == nil {
 		return nil, errors.New("filter: nil model")
 	}
 	o := &Online{model: m, full: fullSites}
+	if st := m.start; st != nil {
+		if err := st.check(o.scalar(), m.np, nil); err != nil {
+			return nil, err
+		}
+	}
 	o.reset()
 	return o, nil
 }
@@ -47,7 +55,8 @@ func NewOnline(m *Model, fullSites bool) (*Online, error) {
 // scalar reports whether every product is its own chain.
 func (o *Online) scalar() bool { return o.model.indep && !o.full }
 
-// reset puts the filter back at the prior, before any bin.
+// reset puts the filter back at the prior, before any bin, or at the
+// model's start.
 func (o *Online) reset() {
 	if o.scalar() {
 		o.kerns, o.copies = make([]Temporal, o.model.np), 1
@@ -85,6 +94,14 @@ func (o *Online) reset() {
 	o.obs.grow(o.model)
 	o.mu, o.pu = resize(o.mu, o.model.np), resize(o.pu, o.model.np*o.model.np)
 	o.started, o.t, o.logLik = false, 0, 0
+	if st := o.model.start; st != nil {
+		for c := range o.m {
+			m0, p0 := st.chain(c)
+			copy(o.m[c], m0)
+			copy(o.P[c], p0)
+		}
+		o.started, o.t = true, st.t0
+	}
 }
 
 // propagate writes the moments of every chain dt after the current bin

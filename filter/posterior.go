@@ -100,6 +100,11 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 	p.obsWork.grow(m)
 	p.LogLik = 0
 	p.indep = m.indep && !s.Full
+	if m.start != nil {
+		if err := m.start.check(p.indep, np, times); err != nil {
+			return err
+		}
+	}
 	if n == 0 {
 		return nil
 	}
@@ -171,24 +176,29 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 // scalar sites, k < 0 the coupled chain over all products.
 func (p *Posterior) runChain(c *chain, m *Model, kern Temporal, times []float64, s *Sites, k int, smooth bool) (float64, error) {
 	if k >= 0 && p.fast2(c) {
-		return filterSmooth2(c, kern, times, s.Nat1, s.Nat2, p.Mean, p.Var, k, s.NP, smooth)
+		return filterSmooth2(c, kern, times, s.Nat1, s.Nat2, p.Mean, p.Var, k, s.NP, smooth, m.start)
 	}
 	w := &p.work
 	d := kern.Dim()
 	D, dd := c.dim, d*d
 	ms, ps := c.mp[:D], c.pp[:D*D]
-	for i := range ms {
-		ms[i] = 0
-	}
-	// Prior at the first bin: Pinf on every latent copy.
-	for i := range ps {
-		ps[i] = 0
-	}
-	pinf := w.q
-	kern.Stationary(pinf)
-	for b := 0; b < D/d; b++ {
-		for r := 0; r < d; r++ {
-			copy(ps[(b*d+r)*D+b*d:(b*d+r)*D+b*d+d], pinf[r*d:(r+1)*d])
+	if st := m.start; st != nil {
+		// Prior at the first bin: the start predicted to it.
+		predictStart(ms, ps, c.a[:dd], st, max(k, 0), kern, times[0]-st.t0, w)
+	} else {
+		for i := range ms {
+			ms[i] = 0
+		}
+		// Prior at the first bin: Pinf on every latent copy.
+		for i := range ps {
+			ps[i] = 0
+		}
+		pinf := w.q
+		kern.Stationary(pinf)
+		for b := 0; b < D/d; b++ {
+			for r := 0; r < d; r++ {
+				copy(ps[(b*d+r)*D+b*d:(b*d+r)*D+b*d+d], pinf[r*d:(r+1)*d])
+			}
 		}
 	}
 	setIdentity(c.a[:dd], d)

@@ -11,7 +11,8 @@ import (
 // over all products at an arbitrary time t into mean (length NP) and cov
 // (NP×NP, or nil to skip; for independent chains only the diagonal is
 // non-zero). Between bins it interpolates, before the first bin it
-// conditions the stationary prior backwards, after the last bin it
+// conditions the stationary prior (or, for a model with a start at t0, the
+// start predicted to t; t < t0 is an error) backwards, after the last bin it
 // forecasts; at a bin time it returns that bin's marginal. With a smoothed
 // posterior the result conditions on all sites; with a filtered one, on the
 // sites up to t.
@@ -29,6 +30,9 @@ func (p *Posterior) Predict(t float64, mean, cov []float64) error {
 	if len(mean) < np || (cov != nil && len(cov) < np*np) {
 		return fmt.Errorf("filter: predict destinations too short for %d products", np)
 	}
+	if st := p.model.start; st != nil && t < st.t0 {
+		return fmt.Errorf("filter: predict at %v, before the model's start at %v", t, st.t0)
+	}
 	if p.indep {
 		if cov != nil {
 			for i := range cov[:np*np] {
@@ -41,7 +45,7 @@ func (p *Posterior) Predict(t float64, mean, cov []float64) error {
 			d := kern.Dim()
 			pw.grow(d)
 			p.work.grow(1, d, 1)
-			if err := p.predictChain(&p.chains[k], kern, t, pw); err != nil {
+			if err := p.predictChain(&p.chains[k], k, kern, t, pw); err != nil {
 				return err
 			}
 			mu, v := scalarMarginal(pw.ms, pw.ps, p.rows[k].h)
@@ -56,7 +60,7 @@ func (p *Posterior) Predict(t float64, mean, cov []float64) error {
 	pw := &predictWork{}
 	pw.grow(copies * kern.Dim())
 	p.work.grow(copies, kern.Dim(), np)
-	if err := p.predictChain(&p.chains[0], kern, t, pw); err != nil {
+	if err := p.predictChain(&p.chains[0], 0, kern, t, pw); err != nil {
 		return err
 	}
 	latentMarginal(pw.ms, pw.ps, p.rows, p.mu, p.pu)
@@ -78,9 +82,9 @@ func (w *predictWork) grow(D int) {
 	w.ms, w.ps = resize(w.ms, D), resize(w.ps, D*D)
 }
 
-// predictChain writes the state moments of chain c at time t into w.ms,
-// w.ps.
-func (p *Posterior) predictChain(c *chain, kern Temporal, t float64, w *predictWork) error {
+// predictChain writes the state moments of chain c (number ci) at time t
+// into w.ms, w.ps.
+func (p *Posterior) predictChain(c *chain, ci int, kern Temporal, t float64, w *predictWork) error {
 	d := kern.Dim()
 	D := c.dim
 	dw := &p.work
@@ -95,8 +99,11 @@ func (p *Posterior) predictChain(c *chain, kern Temporal, t float64, w *predictW
 		return nil
 	}
 	// "Filtered" moments at t: propagated from the previous bin, or the
-	// stationary prior before the first bin.
-	if idx == 0 {
+	// stationary prior (or the model's start propagated) before the first
+	// bin.
+	if st := p.model.start; idx == 0 && st != nil {
+		predictStart(w.mf, w.pf, w.a, st, ci, kern, t-st.t0, dw)
+	} else if idx == 0 {
 		for i := range w.mf {
 			w.mf[i] = 0
 		}
