@@ -8,12 +8,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/cvi/spec"
-	"github.com/dcgpd/dcgpd/diffusion"
 	"github.com/dcgpd/dcgpd/filter"
 	"github.com/dcgpd/dcgpd/stream/csvio"
 )
@@ -160,18 +158,12 @@ func fitGrid(ctx context.Context, data *cvi.Data, prods *csvio.Products, sp spec
 	r.elapsed = time.Since(start)
 	fmt.Fprintf(progress, "fitted %s likelihood: ELBO %.6f after %d iterations (%d CVI steps, %s) in %.2fs\n",
 		likName(b), r.learned.ELBO, r.learned.Iterations, r.learned.CVISteps, r.learned.Status, r.elapsed.Seconds())
-	names := e.ParamNames()
-	vals := append(b.Model.Params(nil), b.Lik.Params(nil)...)
-	for i, n := range names {
-		state := "learned"
-		if b.Fixed[n] {
-			state = "fixed"
+	for _, p := range b.Parameters() {
+		state := "fixed"
+		if p.Learned {
+			state = "learned"
 		}
-		v := filter.Softplus(vals[i])
-		if strings.HasSuffix(n, ".sink") {
-			v, _ = diffusion.SinkFromRaw(vals[i])
-		}
-		fmt.Fprintf(progress, "  %-34s %12.6g  (%s)\n", n, v, state)
+		fmt.Fprintf(progress, "  %-34s %12.6g  (%s)\n", p.Name, p.Value, state)
 	}
 	return r, nil
 }

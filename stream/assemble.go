@@ -1,0 +1,230 @@
+package stream
+
+import (
+	"math"
+	"time"
+
+	"github.com/dcgpd/dcgpd/cvi"
+)
+
+// Acker acknowledges one input message once everything it carried is
+// processed (jetstream.Msg satisfies it).
+type Acker interface {
+	Ack() error
+}
+
+// ClosedBin is a bin ready for inference: every product's observation
+// (NaN demand: missing) and the messages to acknowledge once it is
+// processed.
+type ClosedBin struct {
+	Index    int64
+	Start    time.Time
+	Obs      []cvi.Obs
+	Observed int
+	Acks     []Acker
+	// Received is when the bin's last accepted message arrived (for the
+	// ingest-to-publish latency).
+	Received time.Time
+}
+
+// LateObs is an observation for a bin that had already closed, kept for
+// the next re-smooth (late = "resmooth").
+type LateObs struct {
+	Index   int64
+	Product int
+	Obs     cvi.Obs
+}
+
+// AddResult reports what became of one message.
+type AddResult struct {
+	Accepted, Duplicates int
+	Rejected             []*Rejection
+	Late                 []LateObs
+	// AckNow: nothing of the message waits in an open bin (all of it was
+	// rejected, duplicate or late), so it can be acknowledged at once.
+	AckNow bool
+}
+
+// openBin collects one bin's observations.
+type openBin struct {
+	obs      []cvi.Obs
+	have     []bool
+	n        int
+	acks     []Acker
+	received time.Time
+}
+
+// Assembler turns a model's observation messages into closed bins, in bin
+// order, by event time: a bin closes when every product has reported, or
+// when the message clock (the latest bin end or watermark seen) passes
+// its end plus the allowed lateness. Bins between that got no message at
+// all close empty. When a feed goes quiet nothing closes until newer data
+// or a watermark message arrives: the clock is the data's, never the
+// wall's, so a replay gives the same bins as the live feed.
+type Assembler struct {
+	names    map[string]int
+	np       int
+	width    time.Duration
+	origin   time.Time
+	lateness time.Duration
+	maxAhead int64
+	keepLate bool
+
+	started bool
+	next    int64 // index of the next bin to close
+	clock   time.Time
+	open    map[int64]*openBin
+}
+
+// NewAssembler returns an assembler for the products names with bins of
+// width from origin.
+func NewAssembler(names []string, cfg ModelConfig) *Assembler {
+	a := &Assembler{names: map[string]int{}, np: len(names), width: cfg.Bin.Duration, origin: cfg.Origin,
+		lateness: cfg.Lateness.Duration, maxAhead: int64(cfg.MaxAhead), keepLate: cfg.Late == "resmooth",
+		open: map[int64]*openBin{}}
+	for i, n := range names {
+		a.names[n] = i
+	}
+	return a
+}
+
+// Next returns the index of the next bin to close and whether any data
+// has arrived yet.
+func (a *Assembler) Next() (int64, bool) { return a.next, a.started }
+
+// Resume makes next the next bin to close (after a restore).
+func (a *Assembler) Resume(next int64) { a.started, a.next = true, next }
+
+// BinStart returns the start time of bin index i.
+func (a *Assembler) BinStart(i int64) time.Time { return a.origin.Add(time.Duration(i) * a.width) }
+
+// Open returns the number of open bins.
+func (a *Assembler) Open() int { return len(a.open) }
+
+// Add files a decoded message; ack is kept until the bin it fills is
+// processed.
+func (a *Assembler) Add(m *ObsMessage, ack Acker, now time.Time) AddResult {
+	var r AddResult
+	if m.Watermark != nil {
+		if m.Watermark.After(a.clock) {
+			a.clock = *m.Watermark
+		}
+		r.AckNow = true
+		return r
+	}
+	off := m.BinStart.Sub(a.origin)
+	if off%a.width != 0 {
+		r.Rejected = append(r.Rejected, reject(ReasonTime, "bin_start %s is not on the %v grid from %s", m.BinStart.Format(time.RFC3339), a.width, a.origin.Format(time.RFC3339)))
+		r.AckNow = true
+		return r
+	}
+	idx := int64(off / a.width)
+	if a.started && idx >= a.next+a.maxAhead {
+		r.Rejected = append(r.Rejected, reject(ReasonFarFuture, "bin_start %s is %d bins after the next bin to close (max_ahead %d)", m.BinStart.Format(time.RFC3339), idx-a.next, a.maxAhead))
+		r.AckNow = true
+		return r
+	}
+	if !a.started {
+		a.started, a.next = true, idx
+	}
+	var b *openBin
+	late := idx < a.next
+	if !late {
+		b = a.open[idx]
+	}
+	for _, o := range m.Observations {
+		k, ok := a.names[o.Product]
+		if !ok {
+			r.Rejected = append(r.Rejected, reject(ReasonProduct, "product %q is not in the model", o.Product))
+			continue
+		}
+		obs := toObs(o)
+		if late {
+			if a.keepLate {
+				r.Late = append(r.Late, LateObs{Index: idx, Product: k, Obs: obs})
+				continue
+			}
+			r.Rejected = append(r.Rejected, reject(ReasonLate, "bin %s closed already", m.BinStart.Format(time.RFC3339)))
+			continue
+		}
+		if b == nil {
+			b = &openBin{obs: make([]cvi.Obs, a.np), have: make([]bool, a.np)}
+			for i := range b.obs {
+				b.obs[i] = cvi.Obs{Y: math.NaN(), Supply: math.Inf(1)}
+			}
+			a.open[idx] = b
+		}
+		if b.have[k] {
+			if sameObs(b.obs[k], obs) {
+				r.Duplicates++
+				continue
+			}
+			r.Rejected = append(r.Rejected, reject(ReasonDuplicate, "product %q in bin %s already has a different observation", o.Product, m.BinStart.Format(time.RFC3339)))
+			continue
+		}
+		b.obs[k], b.have[k] = obs, true
+		b.n++
+		r.Accepted++
+	}
+	if end := m.BinStart.Add(a.width); !late && end.After(a.clock) && r.Accepted+r.Duplicates > 0 {
+		a.clock = end
+	}
+	if b != nil && r.Accepted > 0 {
+		b.acks = append(b.acks, ack)
+		b.received = now
+	} else if b != nil && r.Duplicates > 0 {
+		// A redelivery of a message still waiting in its bin: hold the new
+		// handle too (acking either settles the message).
+		b.acks = append(b.acks, ack)
+	} else {
+		r.AckNow = true
+	}
+	return r
+}
+
+// Ready pops the bins that can close, in order.
+func (a *Assembler) Ready(dst []ClosedBin) []ClosedBin {
+	if !a.started {
+		return dst
+	}
+	for {
+		b := a.open[a.next]
+		complete := b != nil && b.n == a.np
+		due := !a.clock.Before(a.BinStart(a.next + 1).Add(a.lateness))
+		if !complete && !due {
+			return dst
+		}
+		cb := ClosedBin{Index: a.next, Start: a.BinStart(a.next)}
+		if b != nil {
+			cb.Obs, cb.Observed, cb.Acks, cb.Received = b.obs, b.n, b.acks, b.received
+			delete(a.open, a.next)
+		} else {
+			cb.Obs = make([]cvi.Obs, a.np)
+			for i := range cb.Obs {
+				cb.Obs[i] = cvi.Obs{Y: math.NaN(), Supply: math.Inf(1)}
+			}
+		}
+		dst = append(dst, cb)
+		a.next++
+	}
+}
+
+func toObs(o Observation) cvi.Obs {
+	obs := cvi.Obs{Y: math.NaN(), Supply: math.Inf(1)}
+	if o.Supply != nil {
+		obs.Supply = *o.Supply
+	}
+	if o.Demand != nil {
+		obs.Y = *o.Demand
+		obs.Censored = obs.Y >= obs.Supply
+		if o.Censored != nil {
+			obs.Censored = *o.Censored
+		}
+	}
+	return obs
+}
+
+func sameObs(a, b cvi.Obs) bool {
+	same := func(x, y float64) bool { return x == y || (math.IsNaN(x) && math.IsNaN(y)) }
+	return same(a.Y, b.Y) && same(a.Supply, b.Supply) && a.Censored == b.Censored
+}

@@ -1,0 +1,256 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+)
+
+// Daemon is `dcgpd serve`: one process, many models, NATS in and out.
+type Daemon struct {
+	cfg     Config
+	log     zerolog.Logger
+	reg     *prometheus.Registry
+	met     *Metrics
+	runners map[string]*Runner
+	order   []*Runner
+
+	emb   *Embedded
+	nc    *nats.Conn
+	ready atomic.Bool
+	// natsURL is where other programs reach the server the daemon uses.
+	natsURL  string
+	httpAddr string
+	started  chan struct{}
+}
+
+// New builds every configured model (reading products files) without
+// touching the network.
+func New(cfg Config, log zerolog.Logger) (*Daemon, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	d := &Daemon{cfg: cfg, log: log, reg: prometheus.NewRegistry(), runners: map[string]*Runner{}, started: make(chan struct{})}
+	d.reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	d.met = NewMetrics(d.reg)
+	return d, nil
+}
+
+// Started is closed once the daemon is connected, subscribed and serving.
+func (d *Daemon) Started() <-chan struct{} { return d.started }
+
+// NATSURL returns the URL of the server the daemon uses (after Started).
+func (d *Daemon) NATSURL() string { return d.natsURL }
+
+// HTTPAddr returns the health and metrics address (after Started).
+func (d *Daemon) HTTPAddr() string { return d.httpAddr }
+
+// Runner returns a model's runner, or nil.
+func (d *Daemon) Runner(name string) *Runner { return d.runners[name] }
+
+// Run connects (starting an embedded server if no URL is configured),
+// creates or binds the streams, consumers and query service, and
+// processes input until ctx ends; then it stops pulling, lets the models
+// finish the message in hand, waits for publish acknowledgements and
+// closes, leaving unprocessed input to the durable consumers.
+func (d *Daemon) Run(ctx context.Context) error {
+	c := &d.cfg.NATS
+	if c.URL == "" {
+		emb, err := StartEmbedded(c.Listen, c.StoreDir, d.log)
+		if err != nil {
+			return err
+		}
+		d.emb = emb
+		defer emb.Shutdown()
+	}
+	nc, err := Connect(c, d.emb, "dcgpd", d.log)
+	if err != nil {
+		return err
+	}
+	d.nc = nc
+	d.natsURL = nc.ConnectedUrlRedacted()
+	if d.emb != nil {
+		d.natsURL = d.emb.ClientURL()
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(8192))
+	if err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	_, err = setupStreams(sctx, js, c)
+	cancel()
+	if err != nil {
+		return err
+	}
+	sink := newNATSSink(nc, js, c.Prefix, d.log)
+	for _, m := range d.cfg.Models {
+		r, err := NewRunner(&d.cfg, m, sink, d.log, d.met)
+		if err != nil {
+			return fmt.Errorf("model %s: %w", m.Name, err)
+		}
+		d.runners[m.Name] = r
+		d.order = append(d.order, r)
+	}
+	svc, err := startService(nc, d)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = svc.Stop() }()
+	var srv *http.Server
+	if d.cfg.HTTP.Listen != "off" {
+		if srv, err = d.serveHTTP(); err != nil {
+			return err
+		}
+	}
+	rctx, stopRunners := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, r := range d.order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = r.Run(rctx)
+		}()
+	}
+	consumers, err := d.consume(ctx, js, sink)
+	if err != nil {
+		stopRunners()
+		wg.Wait()
+		return err
+	}
+	d.ready.Store(true)
+	close(d.started)
+	d.log.Info().Int("models", len(d.order)).Str("nats", d.natsURL).Str("http", d.httpAddr).Msg("dcgpd serving")
+	go d.watchPending(ctx, consumers)
+	<-ctx.Done()
+	d.ready.Store(false)
+	d.log.Info().Msg("shutting down: stop pulling, finish the work in hand, flush")
+	for _, cc := range consumers {
+		cc.ctx.Stop()
+	}
+	// The runners handle what is queued, then stop.
+	stopRunners()
+	wg.Wait()
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(10 * time.Second):
+		d.log.Warn().Msg("some publications were not acknowledged before shutdown")
+	}
+	time.Sleep(50 * time.Millisecond) // let the ack callbacks run
+	sink.close()
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = srv.Shutdown(sctx)
+		cancel()
+	}
+	_ = nc.Drain()
+	return nil
+}
+
+// consumer is one model's durable pull consumer.
+type consumer struct {
+	r    *Runner
+	cons jetstream.Consumer
+	ctx  jetstream.ConsumeContext
+}
+
+// consume creates (or binds) each model's durable pull consumer and
+// feeds its messages to the model's runner.
+func (d *Daemon) consume(ctx context.Context, js jetstream.JetStream, sink Sink) ([]*consumer, error) {
+	c := &d.cfg.NATS
+	var out []*consumer
+	for _, r := range d.order {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		cons, err := js.CreateOrUpdateConsumer(cctx, obsStream, jetstream.ConsumerConfig{
+			Durable: "dcgpd_" + r.Name(), FilterSubject: c.Prefix + ".obs." + r.Name(),
+			AckPolicy: jetstream.AckExplicitPolicy, AckWait: c.AckWait.Duration, MaxAckPending: c.MaxAckPending,
+			DeliverPolicy: jetstream.DeliverAllPolicy, MaxDeliver: -1,
+		})
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("consumer for model %s: %w", r.Name(), err)
+		}
+		r := r
+		cc, err := cons.Consume(func(msg jetstream.Msg) {
+			m, err := DecodeObs(msg.Data())
+			if err == nil && m.Model != r.Name() {
+				err = reject(ReasonModel, "message for model %q on %s", m.Model, msg.Subject())
+			}
+			if err != nil {
+				var rej *Rejection
+				if !errors.As(err, &rej) {
+					rej = reject(ReasonMalformed, "%v", err)
+				}
+				RejectInput(sink, d.met, r.log, r.logLimit, r.Name(), nil, rej)
+				_ = msg.Term()
+				return
+			}
+			if err := r.Submit(ctx, m, msg); err != nil {
+				return // shutting down: the message is redelivered later
+			}
+		}, jetstream.PullMaxMessages(min(c.MaxAckPending, 2000)))
+		if err != nil {
+			return nil, fmt.Errorf("consuming for model %s: %w", r.Name(), err)
+		}
+		out = append(out, &consumer{r: r, cons: cons, ctx: cc})
+	}
+	return out, nil
+}
+
+// watchPending samples each consumer's backlog for the metrics.
+func (d *Daemon) watchPending(ctx context.Context, cs []*consumer) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for _, c := range cs {
+				ictx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				info, err := c.cons.Info(ictx)
+				cancel()
+				if err == nil {
+					d.met.pending.WithLabelValues(c.r.Name()).Set(float64(info.NumPending + uint64(info.NumAckPending)))
+				}
+			}
+		}
+	}
+}
+
+// serveHTTP starts /healthz, /readyz and /metrics.
+func (d *Daemon) serveHTTP() (*http.Server, error) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !d.ready.Load() || d.nc == nil || !d.nc.IsConnected() {
+			http.Error(w, "not ready: NATS not connected or consumers not bound", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{}))
+	ln, err := net.Listen("tcp", d.cfg.HTTP.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("http.listen %s: %w", d.cfg.HTTP.Listen, err)
+	}
+	d.httpAddr = ln.Addr().String()
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error().Err(err).Msg("http server")
+		}
+	}()
+	return srv, nil
+}

@@ -1,0 +1,66 @@
+package stream
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the daemon's Prometheus metrics (prefix dcgpd_, base units,
+// labelled by model, never by product).
+type Metrics struct {
+	bins        *prometheus.CounterVec
+	accepted    *prometheus.CounterVec
+	rejected    *prometheus.CounterVec
+	late        *prometheus.CounterVec
+	duplicates  *prometheus.CounterVec
+	unconverged *prometheus.CounterVec
+	openBins    *prometheus.GaugeVec
+	lastBin     *prometheus.GaugeVec
+	pending     *prometheus.GaugeVec
+	binCompute  *prometheus.HistogramVec
+	latency     prometheus.Histogram
+	resmooth    *prometheus.HistogramVec
+	resmoothOut *prometheus.CounterVec
+}
+
+// NewMetrics registers the daemon's metrics with reg (nil: a private
+// registry).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	model := []string{"model"}
+	m := &Metrics{
+		bins:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_bins_processed_total", Help: "Bins closed and processed by the online step."}, model),
+		accepted:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_observations_accepted_total", Help: "Observations accepted into an open bin."}, model),
+		rejected:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_observations_rejected_total", Help: "Input refused, by reason."}, []string{"model", "reason"}),
+		late:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_observations_late_total", Help: "Observations for bins that had closed."}, model),
+		duplicates:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_observations_duplicate_total", Help: "Identical repeats of an observation (idempotent)."}, model),
+		unconverged: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_online_unconverged_bins_total", Help: "Bins whose local CVI refinement hit its step limit."}, model),
+		openBins:    prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dcgpd_open_bins", Help: "Bins waiting for data."}, model),
+		lastBin:     prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dcgpd_last_bin_timestamp_seconds", Help: "Start of the last processed bin, Unix seconds."}, model),
+		pending:     prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dcgpd_consumer_pending_messages", Help: "Input messages the server holds for the model's consumer."}, model),
+		binCompute:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "dcgpd_bin_compute_seconds", Help: "Online step per bin: predict, local CVI, update, forecasts.", Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12)}, model),
+		latency:     prometheus.NewHistogram(prometheus.HistogramOpts{Name: "dcgpd_ingest_to_publish_seconds", Help: "From a bin's last accepted input to its estimate being stored by the server.", Buckets: prometheus.ExponentialBuckets(1e-4, 2, 16)}),
+		resmooth:    prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "dcgpd_resmooth_seconds", Help: "Background re-smooth (and re-learn) duration.", Buckets: prometheus.ExponentialBuckets(1e-3, 4, 10)}, model),
+		resmoothOut: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_resmooth_total", Help: "Re-smooths by outcome: swapped, kept_hyperparameters (re-learn rejected), failed."}, []string{"model", "outcome"}),
+	}
+	reg.MustRegister(m.bins, m.accepted, m.rejected, m.late, m.duplicates, m.unconverged, m.openBins, m.lastBin,
+		m.pending, m.binCompute, m.latency, m.resmooth, m.resmoothOut)
+	return m
+}
+
+// modelMetrics are one model's children of the metric vectors.
+type modelMetrics struct {
+	parent                                       *Metrics
+	bins, accepted, late, duplicates, unconverged prometheus.Counter
+	openBins, lastBin                            prometheus.Gauge
+	binCompute, resmooth                         prometheus.Observer
+}
+
+func (m *Metrics) forModel(name string) *modelMetrics {
+	return &modelMetrics{parent: m, bins: m.bins.WithLabelValues(name), accepted: m.accepted.WithLabelValues(name),
+		late: m.late.WithLabelValues(name), duplicates: m.duplicates.WithLabelValues(name),
+		unconverged: m.unconverged.WithLabelValues(name), openBins: m.openBins.WithLabelValues(name),
+		lastBin: m.lastBin.WithLabelValues(name), binCompute: m.binCompute.WithLabelValues(name),
+		resmooth: m.resmooth.WithLabelValues(name)}
+}

@@ -1,0 +1,204 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	neturl "net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+)
+
+// Embedded is an in-process nats-server with JetStream, for a daemon with
+// no server configured, the demo and the tests.
+type Embedded struct {
+	srv *server.Server
+}
+
+// StartEmbedded starts a nats-server listening on addr (host:port; port
+// -1 picks a free one) with JetStream stored under storeDir.
+func StartEmbedded(addr, storeDir string, log zerolog.Logger) (*Embedded, error) {
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("embedded NATS listen address %q: %w", addr, err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return nil, fmt.Errorf("embedded NATS listen port %q: %w", portText, err)
+	}
+	if err := os.MkdirAll(storeDir, 0o700); err != nil {
+		return nil, fmt.Errorf("embedded NATS store: %w", err)
+	}
+	opts := &server.Options{Host: host, Port: port, JetStream: true, StoreDir: storeDir, NoSigs: true,
+		MaxPayload: MaxMessageBytes * 2, ServerName: "dcgpd-embedded"}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("embedded NATS: %w", err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		srv.Shutdown()
+		return nil, errors.New("embedded NATS did not become ready in 30s")
+	}
+	log.Info().Str("url", srv.ClientURL()).Str("store", storeDir).Msg("embedded NATS server started")
+	return &Embedded{srv: srv}, nil
+}
+
+// ClientURL is where clients connect.
+func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+
+// Server returns the nats-server (for in-process connections).
+func (e *Embedded) Server() *server.Server { return e.srv }
+
+// Shutdown stops the server and waits for it.
+func (e *Embedded) Shutdown() {
+	e.srv.Shutdown()
+	e.srv.WaitForShutdown()
+}
+
+// Connect opens a connection to the configured servers, or in process to
+// an embedded one, reconnecting forever.
+func Connect(c *NATSConfig, emb *Embedded, name string, log zerolog.Logger) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			log.Warn().Err(err).Msg("NATS disconnected")
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("NATS reconnected")
+		}),
+	}
+	url := c.URL
+	if emb != nil {
+		opts = append(opts, nats.InProcessServer(emb.Server()))
+		url = emb.ClientURL()
+	}
+	switch {
+	case c.CredsFile != "":
+		opts = append(opts, nats.UserCredentials(c.CredsFile))
+	case c.NKeyFile != "":
+		o, err := nats.NkeyOptionFromSeed(c.NKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("nats.nkey_file: %w", err)
+		}
+		opts = append(opts, o)
+	case c.Token != "":
+		opts = append(opts, nats.Token(c.Token))
+	case c.User != "":
+		opts = append(opts, nats.UserInfo(c.User, c.Password))
+	}
+	if c.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(c.TLSCA))
+	}
+	if c.TLSCert != "" {
+		opts = append(opts, nats.ClientCert(c.TLSCert, c.TLSKey))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to NATS at %s: %w", redact(url), err)
+	}
+	return nc, nil
+}
+
+// redact drops passwords from a URL list for error messages.
+func redact(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		if u, err := neturl.Parse(strings.TrimSpace(p)); err == nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// Stream and bucket names.
+const (
+	obsStream    = "DCGP_OBS"
+	latentStream = "DCGP_LATENT"
+	latestBucket = "dcgp_latest"
+)
+
+// setupStreams creates or binds the input and output streams and the
+// latest-estimate bucket.
+func setupStreams(ctx context.Context, js jetstream.JetStream, c *NATSConfig) (jetstream.KeyValue, error) {
+	dupes := 10 * time.Minute
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: obsStream, Subjects: []string{c.Prefix + ".obs.>"},
+		Storage: jetstream.FileStorage, Replicas: c.Replicas, Duplicates: dupes, MaxMsgSize: MaxMessageBytes}); err != nil {
+		return nil, fmt.Errorf("input stream %s: %w", obsStream, err)
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: latentStream, Subjects: []string{c.Prefix + ".latent.>"},
+		Storage: jetstream.FileStorage, Replicas: c.Replicas, Duplicates: dupes, MaxAge: 7 * 24 * time.Hour}); err != nil {
+		return nil, fmt.Errorf("output stream %s: %w", latentStream, err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: latestBucket, History: 1, Replicas: c.Replicas,
+		Description: "newest filtered estimate message per model"})
+	if err != nil {
+		return nil, fmt.Errorf("key-value bucket %s: %w", latestBucket, err)
+	}
+	return kv, nil
+}
+
+// natsSink publishes a daemon's outputs: estimates to JetStream (acks
+// awaited asynchronously, in order), latest estimates to the key-value
+// bucket, rejections on plain subjects.
+type natsSink struct {
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	prefix  string
+	pending chan pendingPub
+	log     zerolog.Logger
+}
+
+type pendingPub struct {
+	fut  jetstream.PubAckFuture
+	done func(error)
+}
+
+func newNATSSink(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolog.Logger) *natsSink {
+	s := &natsSink{nc: nc, js: js, prefix: prefix, pending: make(chan pendingPub, 4096), log: log}
+	go s.awaitAcks()
+	return s
+}
+
+// awaitAcks resolves publish futures in order and runs their callbacks.
+func (s *natsSink) awaitAcks() {
+	for p := range s.pending {
+		select {
+		case <-p.fut.Ok():
+			p.done(nil)
+		case err := <-p.fut.Err():
+			p.done(err)
+		}
+	}
+}
+
+func (s *natsSink) Publish(subject, msgID string, data []byte, done func(error)) {
+	m := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+	fut, err := s.js.PublishMsgAsync(m, jetstream.WithMsgID(msgID))
+	if err != nil {
+		done(err)
+		return
+	}
+	s.pending <- pendingPub{fut: fut, done: done}
+}
+
+// Latest writes the key directly on the bucket's subject, without a
+// round trip per bin.
+func (s *natsSink) Latest(model string, data []byte) {
+	if _, err := s.js.PublishMsgAsync(&nats.Msg{Subject: "$KV." + latestBucket + "." + model, Data: data}); err != nil {
+		s.log.Debug().Err(err).Msg("latest estimate not stored")
+	}
+}
+
+func (s *natsSink) Reject(model string, data []byte) {
+	_ = s.nc.Publish(s.prefix+".rejected."+model, data)
+}
+
+func (s *natsSink) close() { close(s.pending) }

@@ -1,0 +1,334 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/filter"
+)
+
+// resmoothJob is what a background re-smooth works on: copies of the
+// window's bins and of the model, so ingest goes on meanwhile.
+type resmoothJob struct {
+	bins    []windowBin
+	start   *filter.State // the window's start state; nil = the prior
+	model   *filter.Model
+	lik     cvi.Likelihood
+	relearn bool
+	learn   cvi.LearnOptions
+	online  cvi.OnlineOptions
+}
+
+// resmoothResult is a finished re-smooth.
+type resmoothResult struct {
+	job *resmoothJob
+	// Per job bin: the re-converged sites and the smoothed marginals.
+	nat1, nat2 [][]float64
+	mean, vars [][]float64
+	// head is the filter state after the job's last bin under model.
+	head filter.State
+	// model and lik are the (possibly re-learned) hyperparameters.
+	model    *filter.Model
+	lik      cvi.Likelihood
+	swapped  bool   // re-learned hyperparameters were accepted
+	kept     string // why re-learned ones were not
+	elbo     float64
+	duration time.Duration
+	err      error
+}
+
+// startResmooth hands the window to a background re-smooth unless one is
+// running.
+func (r *Runner) startResmooth(ctx context.Context) {
+	if r.resmoothing || r.win.count < 2 || ctx.Err() != nil {
+		return
+	}
+	lik, err := likelihoodClone(r.prods, &r.cfg, r.built.Lik)
+	if err != nil {
+		r.log.Error().Err(err).Msg("re-smooth not started")
+		return
+	}
+	job := &resmoothJob{bins: r.win.copyFrom(0), model: r.built.Model.Clone(), lik: lik,
+		relearn: r.cfg.Resmooth.Relearn, learn: r.built.Options}
+	job.learn.Fixed = r.built.Fixed
+	job.online = cvi.DefaultOnlineOptions()
+	job.online.Steps, job.online.Damping = r.cfg.Online.Steps, r.cfg.Online.Damping
+	if t, ok := r.tail.Filter().Time(); ok {
+		s := r.tail.Filter().Save()
+		s.Time = t
+		job.start = &s
+	}
+	jctx, cancel := context.WithCancel(ctx)
+	r.cancelJob = cancel
+	r.resmoothing = true
+	r.sinceResmooth = 0
+	go func() {
+		res := runResmooth(jctx, job)
+		select {
+		case r.results <- res:
+		case <-jctx.Done():
+		}
+	}()
+}
+
+// runResmooth re-converges CVI over the window (from its start state),
+// optionally re-learns the hyperparameters on it, and re-filters to its
+// last bin. It touches nothing the runner owns.
+func runResmooth(ctx context.Context, job *resmoothJob) *resmoothResult {
+	began := time.Now()
+	res := &resmoothResult{job: job, model: job.model, lik: job.lik}
+	defer func() { res.duration = time.Since(began) }()
+	np := job.model.NumProducts()
+	data := &cvi.Data{NP: np, Times: make([]float64, len(job.bins)), Obs: make([]cvi.Obs, 0, len(job.bins)*np)}
+	for i, b := range job.bins {
+		data.Times[i] = b.T
+		data.Obs = append(data.Obs, b.Obs...)
+	}
+	if !anyObserved(data) {
+		res.err = errors.New("no observation in the window")
+		return res
+	}
+	if job.relearn {
+		if err := relearn(ctx, job, data, res); err != nil {
+			res.err = err
+			return res
+		}
+	}
+	m := res.model
+	start := job.start
+	if res.swapped {
+		start = nil // the window stands alone under new hyperparameters
+	}
+	if start != nil {
+		var err error
+		if m, err = m.WithStart(start.Time, *start); err != nil {
+			res.err = fmt.Errorf("window start: %w", err)
+			return res
+		}
+	}
+	e, err := cvi.NewEngine(m, res.lik, data)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	warmStart(e, job.bins)
+	if _, res.elbo, err = e.Converge(1, 1e-9, 500); err != nil {
+		res.err = fmt.Errorf("CVI: %w", err)
+		return res
+	}
+	if err := ctx.Err(); err != nil {
+		res.err = err
+		return res
+	}
+	var post filter.Posterior
+	if err := e.PredictAll(&post); err != nil {
+		res.err = err
+		return res
+	}
+	if !allFinite(post.Mean) || !allFinite(post.Var) {
+		res.err = errors.New("smoothed posterior is not finite")
+		return res
+	}
+	res.nat1, res.nat2 = make([][]float64, len(job.bins)), make([][]float64, len(job.bins))
+	res.mean, res.vars = make([][]float64, len(job.bins)), make([][]float64, len(job.bins))
+	for i := range job.bins {
+		res.mean[i] = post.Mean[i*np : (i+1)*np]
+		res.vars[i] = post.Var[i*np : (i+1)*np]
+	}
+	idx := map[int]int{}
+	for i, n := range e.Bins() {
+		idx[n] = i
+	}
+	w := np
+	if res.lik.Joint() {
+		w = np * np
+	}
+	for n := range job.bins {
+		res.nat1[n], res.nat2[n] = make([]float64, np), make([]float64, w)
+		if i, ok := idx[n]; ok {
+			l1, l2 := e.Sites.Bin(i)
+			copy(res.nat1[n], l1)
+			copy(res.nat2[n], l2)
+		}
+	}
+	// Re-filter the window to its last bin with the new sites.
+	on, err := cvi.NewOnline(res.model, res.lik, job.online)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	if start != nil {
+		if err := on.Filter().Restore(*start); err != nil {
+			res.err = err
+			return res
+		}
+	}
+	var br cvi.BinResult
+	for n, b := range job.bins {
+		if err := on.Apply(b.T, res.nat1[n], res.nat2[n], &br); err != nil {
+			res.err = fmt.Errorf("re-filter: %w", err)
+			return res
+		}
+	}
+	res.head = on.Filter().Save()
+	return res
+}
+
+// relearn re-learns the hyperparameters on the window as a data set of
+// its own (stationary prior) and accepts them only if they raise the ELBO
+// there and every value is finite.
+func relearn(ctx context.Context, job *resmoothJob, data *cvi.Data, res *resmoothResult) error {
+	base, err := cvi.NewEngine(job.model.Clone(), job.lik, data)
+	if err != nil {
+		return err
+	}
+	warmStart(base, job.bins)
+	_, before, err := base.Converge(1, 1e-6, 200)
+	if err != nil {
+		return fmt.Errorf("CVI at the current hyperparameters: %w", err)
+	}
+	model := job.model.Clone()
+	e, err := cvi.NewEngine(model, job.lik, data)
+	if err != nil {
+		return err
+	}
+	copy(e.Sites.Nat1, base.Sites.Nat1)
+	copy(e.Sites.Nat2, base.Sites.Nat2)
+	saved := job.lik.Params(nil)
+	r, err := e.Learn(ctx, job.learn)
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		res.kept = "learning failed: " + err.Error()
+	case math.IsNaN(r.ELBO) || math.IsInf(r.ELBO, 0) || !allFinite(model.Params(nil)) || !allFinite(job.lik.Params(nil)):
+		res.kept = "learned hyperparameters are not finite"
+	case !(r.ELBO > before):
+		res.kept = fmt.Sprintf("no ELBO improvement (%.6g, was %.6g)", r.ELBO, before)
+	default:
+		res.model, res.swapped = model, true
+		return nil
+	}
+	// Put the likelihood back where it was: Learn moved it.
+	if err := job.lik.SetParams(saved); err != nil {
+		return err
+	}
+	return nil
+}
+
+// warmStart copies the window's sites into an engine over its bins.
+func warmStart(e *cvi.Engine, bins []windowBin) {
+	for i, n := range e.Bins() {
+		l1, l2 := e.Sites.Bin(i)
+		if len(bins[n].Nat1) == len(l1) && len(bins[n].Nat2) == len(l2) {
+			copy(l1, bins[n].Nat1)
+			copy(l2, bins[n].Nat2)
+		}
+	}
+	e.Invalidate()
+}
+
+// applyResmooth swaps a finished re-smooth in: new sites for its bins,
+// the filter head re-filtered through them (and through the bins that
+// closed meanwhile), smoothed revisions published.
+func (r *Runner) applyResmooth(res *resmoothResult) {
+	r.resmoothing, r.cancelJob = false, nil
+	r.met.resmooth.Observe(res.duration.Seconds())
+	outcome := "swapped"
+	defer func() {
+		r.met.parent.resmoothOut.WithLabelValues(r.cfg.Name, outcome).Inc()
+		r.publishView(nil)
+	}()
+	if res.err != nil {
+		outcome = "failed"
+		r.log.Warn().Err(res.err).Msg("re-smooth failed; online state kept")
+		return
+	}
+	if res.job.relearn && !res.swapped {
+		outcome = "kept_hyperparameters"
+		r.log.Warn().Str("reason", res.kept).Msg("re-learned hyperparameters not swapped in; keeping the old ones")
+	}
+	opts := res.job.online
+	on, err := cvi.NewOnline(res.model, res.lik, opts)
+	if err == nil {
+		err = on.Filter().Restore(res.head)
+	}
+	if err != nil {
+		outcome = "failed"
+		r.log.Warn().Err(err).Msg("re-smooth result refused; online state kept")
+		return
+	}
+	last := res.job.bins[len(res.job.bins)-1].Index
+	for i, jb := range res.job.bins {
+		if b := r.win.find(jb.Index); b != nil {
+			b.Nat1, b.Nat2 = res.nat1[i], res.nat2[i]
+		}
+	}
+	// Bins that closed while the re-smooth ran go through the new head
+	// with the sites they got online.
+	var br cvi.BinResult
+	for i := 0; i < r.win.count; i++ {
+		b := r.win.at(i)
+		if b.Index <= last {
+			continue
+		}
+		if b.Observed && len(b.Nat2) > 0 && anyNonZero(b.Nat2) {
+			err = on.Apply(b.T, b.Nat1, b.Nat2, &br)
+		} else {
+			err = on.Skip(b.T, &br)
+		}
+		if err != nil {
+			outcome = "failed"
+			r.log.Warn().Err(err).Msg("re-filter after re-smooth failed; online state kept")
+			return
+		}
+	}
+	if res.swapped {
+		r.built.Model, r.built.Lik = res.model, res.lik
+		r.log.Info().Float64("elbo", res.elbo).Msg("re-learned hyperparameters swapped in")
+		r.on = on
+		tail, err := cvi.NewOnline(res.model, res.lik, opts)
+		if err == nil {
+			r.tail = tail
+		}
+	} else {
+		r.on = on
+	}
+	r.revision++
+	r.lastResmooth = time.Now()
+	for i, jb := range res.job.bins {
+		msg := LatentMessage{Schema: SchemaVersion, Model: r.cfg.Name, Kind: KindSmoothed, Revision: r.revision,
+			BinStart: jb.Start.UTC(), BinEnd: jb.Start.Add(r.cfg.Bin.Duration).UTC(),
+			Estimates: r.estimates(res.mean[i], res.vars[i], jb.Obs)}
+		data, _ := json.Marshal(&msg)
+		r.sink.Publish(r.subject(), msg.MsgID(), data, func(err error) {
+			if err != nil {
+				r.log.Warn().Err(err).Msg("publishing a smoothed revision failed")
+			}
+		})
+	}
+	r.log.Debug().Int("bins", len(res.job.bins)).Int("revision", r.revision).Dur("took", res.duration).Msg("re-smoothed")
+}
+
+func anyObserved(d *cvi.Data) bool {
+	for i := range d.Obs {
+		if d.Observed(i) {
+			return true
+		}
+	}
+	return false
+}
+
+func allFinite(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}

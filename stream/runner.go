@@ -1,0 +1,361 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/stream/csvio"
+)
+
+// Sink is where a model's outputs go: the NATS connection in the daemon,
+// an in-memory recorder in tests.
+type Sink interface {
+	// Publish sends one message with a de-duplication id; done runs once
+	// the server has stored it (err nil) or could not (then the inputs it
+	// covers stay unacknowledged and are redelivered).
+	Publish(subject, msgID string, data []byte, done func(error))
+	// Latest records a model's newest filtered message for readers of
+	// "now" (the key-value bucket).
+	Latest(model string, data []byte)
+	// Reject reports a refused input on the model's rejected subject.
+	Reject(model string, data []byte)
+}
+
+// input is one decoded message for a model.
+type input struct {
+	msg *ObsMessage
+	ack Acker
+	at  time.Time
+}
+
+// Runner owns one model: a single goroutine (Run) assembles its bins,
+// runs the online step as each closes, publishes, and hands the window to
+// a background re-smooth. Everything it holds is touched only by that
+// goroutine, except the read view, which is swapped atomically.
+type Runner struct {
+	cfg     ModelConfig
+	prefix  string
+	prods   *csvio.Products
+	built   *spec.Built
+	on      *cvi.Online
+	tail    *cvi.Online // the bins evicted from the window: its start state
+	asm     *Assembler
+	win     *window
+	sink    Sink
+	log     zerolog.Logger
+	met     *modelMetrics
+	in      chan input
+	results chan *resmoothResult
+	view    atomic.Pointer[View]
+
+	revision      int
+	processed     int64
+	sinceResmooth int
+	resmoothing   bool
+	lastResmooth  time.Time
+	cancelJob     context.CancelFunc
+	res           cvi.BinResult
+	fm, fv, fc    []float64
+	closed        []ClosedBin
+	logLimit      *rateLimit
+}
+
+// NewRunner builds a model's runner from its configuration.
+func NewRunner(c *Config, m ModelConfig, sink Sink, log zerolog.Logger, met *Metrics) (*Runner, error) {
+	prods, err := loadProducts(c, &m)
+	if err != nil {
+		return nil, err
+	}
+	built, err := buildModel(prods, &m)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{cfg: m, prefix: c.NATS.Prefix, prods: prods, built: built, sink: sink,
+		log: log.With().Str("model", m.Name).Logger(), met: met.forModel(m.Name),
+		in: make(chan input, 1024), results: make(chan *resmoothResult, 1),
+		asm: NewAssembler(prods.Names, m), win: newWindow(m.Resmooth.Window), logLimit: newRateLimit(10, time.Minute)}
+	if err := r.resetFilters(); err != nil {
+		return nil, err
+	}
+	np := len(prods.Names)
+	r.fm, r.fv, r.fc = make([]float64, np), make([]float64, np), make([]float64, np*np)
+	r.publishView(nil)
+	return r, nil
+}
+
+// resetFilters starts the online filter and the window-start filter at
+// the prior of the current model.
+func (r *Runner) resetFilters() error {
+	opts := cvi.DefaultOnlineOptions()
+	opts.Steps, opts.Damping = r.cfg.Online.Steps, r.cfg.Online.Damping
+	var err error
+	if r.on, err = cvi.NewOnline(r.built.Model, r.built.Lik, opts); err != nil {
+		return err
+	}
+	r.tail, err = cvi.NewOnline(r.built.Model, r.built.Lik, opts)
+	return err
+}
+
+// Name returns the model's name.
+func (r *Runner) Name() string { return r.cfg.Name }
+
+// Products returns the model's product names.
+func (r *Runner) Products() []string { return r.prods.Names }
+
+// View returns the latest read view; safe from any goroutine.
+func (r *Runner) View() *View { return r.view.Load() }
+
+// Submit queues a decoded message for the runner; it blocks while the
+// runner's queue is full (back-pressure on the consumer) or until ctx
+// ends.
+func (r *Runner) Submit(ctx context.Context, m *ObsMessage, ack Acker) error {
+	select {
+	case r.in <- input{msg: m, ack: ack, at: time.Now()}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Run processes the model's input until ctx ends. A re-smooth still
+// running then is cancelled; inputs of bins that did not close stay
+// unacknowledged, so the server redelivers them after a restart.
+func (r *Runner) Run(ctx context.Context) error {
+	var tick <-chan time.Time
+	if iv := r.cfg.Resmooth.Interval.Duration; iv > 0 {
+		t := time.NewTicker(iv)
+		defer t.Stop()
+		tick = t.C
+	}
+	defer func() {
+		if r.cancelJob != nil {
+			r.cancelJob()
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			r.drainQueued(ctx)
+			return nil
+		case in := <-r.in:
+			r.handle(ctx, in)
+		case res := <-r.results:
+			r.applyResmooth(res)
+		case <-tick:
+			if r.sinceResmooth > 0 {
+				r.startResmooth(ctx)
+			}
+		}
+	}
+}
+
+// drainQueued handles the messages already queued (the consumer has
+// stopped), so no accepted message waits for a redelivery it does not
+// need.
+func (r *Runner) drainQueued(ctx context.Context) {
+	for {
+		select {
+		case in := <-r.in:
+			r.handle(ctx, in)
+		default:
+			return
+		}
+	}
+}
+
+// handle files one message and processes every bin it lets close.
+func (r *Runner) handle(ctx context.Context, in input) {
+	res := r.asm.Add(in.msg, in.ack, in.at)
+	r.met.accepted.Add(float64(res.Accepted))
+	r.met.duplicates.Add(float64(res.Duplicates))
+	for _, rej := range res.Rejected {
+		r.rejected(in.msg, rej)
+	}
+	for _, l := range res.Late {
+		r.met.late.Inc()
+		if b := r.win.find(l.Index); b != nil {
+			b.Obs[l.Product] = l.Obs
+			b.Observed = true
+		} else {
+			r.rejected(in.msg, reject(ReasonLate, "bin %s has left the re-smoothing window", r.asm.BinStart(l.Index).Format(time.RFC3339)))
+		}
+	}
+	if res.AckNow && in.ack != nil {
+		_ = in.ack.Ack()
+	}
+	r.closed = r.asm.Ready(r.closed[:0])
+	for i := range r.closed {
+		r.process(ctx, &r.closed[i])
+	}
+	r.met.openBins.Set(float64(r.asm.Open()))
+}
+
+// rejected counts, reports and (rate-limited) logs a refused input.
+func (r *Runner) rejected(m *ObsMessage, rej *Rejection) {
+	RejectInput(r.sink, r.met.parent, r.log, r.logLimit, r.cfg.Name, m, rej)
+}
+
+// process runs the online step for one closed bin and publishes it: this
+// is where a bin becomes an estimate.
+func (r *Runner) process(ctx context.Context, cb *ClosedBin) {
+	began := time.Now()
+	t := ModelTime(cb.Start.Unix())
+	var err error
+	if cb.Observed > 0 {
+		err = r.on.Step(t, cb.Obs, &r.res)
+	} else {
+		err = r.on.Skip(t, &r.res)
+	}
+	msg := LatentMessage{Schema: SchemaVersion, Model: r.cfg.Name, Kind: KindFiltered,
+		BinStart: cb.Start.UTC(), BinEnd: cb.Start.Add(r.cfg.Bin.Duration).UTC()}
+	wb := windowBin{Index: cb.Index, Start: cb.Start, T: t, Obs: cb.Obs, Observed: cb.Observed > 0}
+	if err != nil {
+		msg.Missing = err.Error()
+		r.met.parent.rejected.WithLabelValues(r.cfg.Name, ReasonNumerics).Inc()
+		r.log.Warn().Err(err).Time("bin_start", cb.Start).Msg("bin published as missing; filter state kept from before it")
+		wb.Nat1, wb.Nat2 = make([]float64, len(r.res.Nat1)), make([]float64, len(r.res.Nat2))
+	} else {
+		if cb.Observed > 0 && !r.res.Converged {
+			r.met.unconverged.Inc()
+		}
+		msg.Estimates = r.estimates(r.res.Mean, r.res.Var, cb.Obs)
+		msg.Forecasts = r.forecasts(t, cb.Start)
+		wb.Nat1 = append([]float64(nil), r.res.Nat1...)
+		wb.Nat2 = append([]float64(nil), r.res.Nat2...)
+	}
+	r.met.binCompute.Observe(time.Since(began).Seconds())
+	if ev, ok := r.win.push(wb); ok {
+		r.advanceTail(&ev)
+	}
+	data, _ := json.Marshal(&msg)
+	acks, received := cb.Acks, cb.Received
+	r.sink.Publish(r.subject(), msg.MsgID(), data, func(err error) {
+		if err != nil {
+			r.log.Error().Err(err).Time("bin_start", cb.Start).Msg("publishing failed; inputs left for redelivery")
+			return
+		}
+		for _, a := range acks {
+			_ = a.Ack()
+		}
+		if !received.IsZero() {
+			r.met.parent.latency.Observe(time.Since(received).Seconds())
+		}
+	})
+	r.sink.Latest(r.cfg.Name, data)
+	r.processed++
+	r.met.bins.Inc()
+	r.met.lastBin.Set(float64(cb.Start.Unix()))
+	r.publishView(&msg)
+	r.sinceResmooth++
+	if n := r.cfg.Resmooth.EveryBins; n > 0 && r.sinceResmooth >= n {
+		r.startResmooth(ctx)
+	}
+}
+
+func (r *Runner) subject() string { return r.prefix + ".latent." + r.cfg.Name }
+
+// estimates turns per-product moments into published estimates.
+func (r *Runner) estimates(mean, vars []float64, obs []cvi.Obs) []Estimate {
+	noise := r.built.Lik.NoiseVariance()
+	out := make([]Estimate, len(mean))
+	for k, name := range r.prods.Names {
+		out[k] = NewEstimate(name, mean[k], vars[k], noise)
+		if obs != nil {
+			out[k].Observed = !math.IsNaN(obs[k].Y)
+			out[k].Censored = out[k].Observed && obs[k].Censored
+		}
+	}
+	return out
+}
+
+// forecasts predicts the next Horizon bins from the filter head.
+func (r *Runner) forecasts(t float64, start time.Time) []Forecast {
+	h := r.cfg.Horizon
+	if h == 0 {
+		return nil
+	}
+	w := r.cfg.Bin.Duration
+	out := make([]Forecast, 0, h)
+	for i := 1; i <= h; i++ {
+		if err := r.on.Forecast(t+float64(i)*w.Hours(), r.fm, r.fv, r.fc); err != nil {
+			break
+		}
+		bs := start.Add(time.Duration(i) * w)
+		out = append(out, Forecast{Horizon: i, BinStart: bs.UTC(), BinEnd: bs.Add(w).UTC(), Estimates: r.estimates(r.fm, r.fv, nil)})
+	}
+	return out
+}
+
+// advanceTail moves the window's start state past a bin that left it.
+func (r *Runner) advanceTail(b *windowBin) {
+	var err error
+	if b.Observed && anyNonZero(b.Nat2) {
+		err = r.tail.Apply(b.T, b.Nat1, b.Nat2, &cvi.BinResult{})
+	} else {
+		err = r.tail.Skip(b.T, &cvi.BinResult{})
+	}
+	if err != nil {
+		r.log.Warn().Err(err).Msg("window start state not advanced")
+	}
+}
+
+func anyNonZero(v []float64) bool {
+	for _, x := range v {
+		if x != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// View is a model's read-only state for queries: replaced, never
+// modified, after every bin and re-smooth.
+type View struct {
+	Latest *LatentMessage `json:"latest,omitempty"`
+	Status Status         `json:"status"`
+}
+
+// Status describes a model for the status query.
+type Status struct {
+	Model        string           `json:"model"`
+	Products     []string         `json:"products"`
+	Parameters   []spec.Parameter `json:"parameters"`
+	LastBin      *time.Time       `json:"last_bin,omitempty"`
+	Bins         int64            `json:"bins_processed"`
+	OpenBins     int              `json:"open_bins"`
+	Revision     int              `json:"revision"`
+	Resmoothing  bool             `json:"resmoothing"`
+	LastResmooth *time.Time       `json:"last_resmooth,omitempty"`
+	// LagSeconds is how far the last processed bin's end trails the wall
+	// clock.
+	LagSeconds float64 `json:"lag_seconds"`
+}
+
+func (r *Runner) publishView(latest *LatentMessage) {
+	v := &View{Latest: latest}
+	if latest == nil {
+		if old := r.view.Load(); old != nil {
+			v.Latest = old.Latest
+		}
+	}
+	v.Status = Status{Model: r.cfg.Name, Products: r.prods.Names, Parameters: r.built.Parameters(),
+		Bins: r.processed, OpenBins: r.asm.Open(), Revision: r.revision, Resmoothing: r.resmoothing}
+	if v.Latest != nil {
+		lb := v.Latest.BinStart
+		v.Status.LastBin = &lb
+		v.Status.LagSeconds = time.Since(v.Latest.BinEnd).Seconds()
+	}
+	if !r.lastResmooth.IsZero() {
+		lr := r.lastResmooth
+		v.Status.LastResmooth = &lr
+	}
+	r.view.Store(v)
+}
+
