@@ -51,10 +51,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 
 // modelMetrics are one model's children of the metric vectors.
 type modelMetrics struct {
-	parent                                       *Metrics
+	parent                                        *Metrics
 	bins, accepted, late, duplicates, unconverged prometheus.Counter
-	openBins, lastBin                            prometheus.Gauge
-	binCompute, resmooth                         prometheus.Observer
+	openBins, lastBin                             prometheus.Gauge
+	binCompute, resmooth                          prometheus.Observer
 }
 
 func (m *Metrics) forModel(name string) *modelMetrics {

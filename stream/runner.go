@@ -358,4 +358,3 @@ func (r *Runner) publishView(latest *LatentMessage) {
 	}
 	r.view.Store(v)
 }
-
