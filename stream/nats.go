@@ -69,7 +69,9 @@ func (e *Embedded) Shutdown() {
 func Connect(c *NATSConfig, emb *Embedded, name string, log zerolog.Logger) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			log.Warn().Err(err).Msg("NATS disconnected")
+			if err != nil { // nil: closed on purpose
+				log.Warn().Err(err).Msg("NATS disconnected")
+			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("NATS reconnected")

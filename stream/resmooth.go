@@ -67,6 +67,7 @@ func (r *Runner) startResmooth(ctx context.Context) {
 	r.cancelJob = cancel
 	r.resmoothing = true
 	r.sinceResmooth = 0
+	r.publishView(nil)
 	go func() {
 		res := runResmooth(jctx, job)
 		select {
