@@ -365,6 +365,8 @@ func fill(m *ModelConfig, d ModelConfig, defined func(string) bool) {
 	}
 }
 
+var specKeyRe = regexp.MustCompile(`^[a-z_.\[\]0-9]+`)
+
 var errKeyRe = regexp.MustCompile(`^models\[(\d+)\] \([^)]*\)\.([a-z_.\[\]0-9]+):`)
 
 // errLine finds the line of the key a validation error names.
@@ -378,10 +380,16 @@ func errLine(b []byte, err error) int {
 			key = key[:j]
 		}
 		if key == "model" {
-			// "model: model.temporal[0]: …" names the spec key after it.
-			rest := msg[len(m[0]):]
-			if k := regexp.MustCompile(`([a-z_]+)(\[\d+\])?:`).FindStringSubmatch(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), "model."))); k != nil {
-				key = k[1]
+			// "model: model.likelihood …" or "model.temporal[0]: …":
+			// the spec's own key follows.
+			rest := strings.TrimSpace(msg[len(m[0]):])
+			if k := specKeyRe.FindString(rest); k != "" {
+				k = strings.TrimPrefix(k, "model.")
+				parts := strings.Split(k, ".")
+				key = parts[len(parts)-1]
+				if j := strings.IndexByte(key, '['); j >= 0 {
+					key = key[:j]
+				}
 			}
 		}
 		return entryKeyLine(b, i, key)
