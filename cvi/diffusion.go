@@ -42,6 +42,33 @@ const (
 	ExactCurvature
 )
 
+// Sites selects the structure of the diffusion likelihood's Gaussian
+// sites.
+type Sites int
+
+const (
+	// FullSites are one N_p×N_p block per bin: the sites carry the
+	// coupling of the joint expectation, and the filter runs one coupled
+	// chain (per-bin cost O((N_p·d)³), memory O((N_p·d)²)).
+	FullSites Sites = iota
+	// DiagonalSites are mean-field: the expectation is taken through the
+	// diffusion map over the product of the per-product marginals
+	// N(m_k, v_k), with the same quasi-Monte Carlo points and chain rule,
+	// and returns the gradient and the diagonal of the curvature per
+	// product. The engine then keeps diagonal sites, so an independent
+	// product kernel runs as one chain per product (per-bin cost and memory
+	// linear in N_p).
+	DiagonalSites
+)
+
+// String names the site structure as the configuration does.
+func (s Sites) String() string {
+	if s == DiagonalSites {
+		return "diagonal"
+	}
+	return "full"
+}
+
 // DiffusionOptions configures a Diffusion likelihood.
 type DiffusionOptions struct {
 	// Graph gives the products' neighbourhoods; Lengthscale and Sink make
@@ -60,6 +87,9 @@ type DiffusionOptions struct {
 	Variance    float64
 	Expectation Expectation
 	Curvature   Curvature
+	// Sites is the site structure of the joint expectation (FullSites by
+	// default; MeanOnly is always diagonal).
+	Sites Sites
 	// Points is the number of quasi-Monte Carlo points per bin (default
 	// 64, used in antithetic pairs) of the final posterior.
 	Points int
@@ -130,6 +160,9 @@ func NewDiffusion(o DiffusionOptions) (*Diffusion, error) {
 	o.LearnPoints = min(o.LearnPoints, o.Points)
 	if o.Seed == 0 {
 		o.Seed = 1
+	}
+	if o.Sites != FullSites && o.Sites != DiagonalSites {
+		return nil, fmt.Errorf("cvi: diffusion sites %d: want FullSites or DiagonalSites", o.Sites)
 	}
 	if err := checkVariance(o.Variance); err != nil || o.Variance == 0 {
 		return nil, fmt.Errorf("cvi: diffusion noise variance must be finite and > 0, got %v", o.Variance)
@@ -230,8 +263,26 @@ func (d *Diffusion) setTransition(ell, pi float64) error {
 	return nil
 }
 
-// Joint reports whether the expectation couples products.
-func (d *Diffusion) Joint() bool { return d.opts.Expectation == JointExpectation }
+// Joint reports whether the expectation couples products, so that the
+// sites must be full N_p×N_p blocks.
+func (d *Diffusion) Joint() bool {
+	return d.opts.Expectation == JointExpectation && d.opts.Sites == FullSites
+}
+
+// diagonal reports whether the expectation goes through the diffusion map
+// over the product of the marginals (DiagonalSites).
+func (d *Diffusion) diagonal() bool {
+	return d.opts.Expectation == JointExpectation && d.opts.Sites == DiagonalSites
+}
+
+// SiteStructure returns the configured site structure (DiagonalSites for
+// the mean-only expectation).
+func (d *Diffusion) SiteStructure() Sites {
+	if !d.Joint() {
+		return DiagonalSites
+	}
+	return FullSites
+}
 
 // Variance returns σ².
 func (d *Diffusion) Variance() float64 { return d.variance }
@@ -343,8 +394,9 @@ func (d *Diffusion) point(o Obs, g float64) (l, dl, d2l, ds2 float64) {
 }
 
 // Expect returns the bin's expected log-likelihood and its derivatives.
-// In joint mode cov is the NP×NP covariance and curv NP×NP; in mean-only
-// mode cov holds the NP variances and curv the NP diagonal.
+// With full sites (Joint) cov is the NP×NP covariance and curv NP×NP;
+// with diagonal sites and in mean-only mode cov holds the NP variances
+// and curv the NP diagonal.
 func (d *Diffusion) Expect(obs []Obs, mean, cov, grad, curv []float64) float64 {
 	e, err := d.expect(obs, mean, cov, grad, curv, nil)
 	if err != nil {

@@ -32,20 +32,42 @@ func sqrtCov(dst, P []float64, np int) error {
 // quasi-Monte Carlo points: E = avg Σ_k log p(y_k | g_k(f)),
 // ∇E = avg Jᵀ∂log p, curvature per d.opts.Curvature, parameter gradients
 // through σ², ∂g/∂ℓ and ∂g/∂π.
+//
+// With diagonal sites (d.diagonal()) P holds the NP marginal variances
+// and q is their product N(mean, diag(P)) (mean field); the points,
+// the map and the chain rule are the same, and curv receives the NP
+// diagonal entries of the curvature only.
 func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad, curv, pgrad []float64) (float64, error) {
 	np := d.np
-	if d.excessNegligible(obs, mean, P) {
-		return d.expectFactorised(obs, mean, P, grad, curv, pgrad), nil
+	diag := d.diagonal()
+	stride := np + 1 // P[k*stride] is product k's variance
+	cw := np * np    // curvature entries
+	if diag {
+		stride, cw = 1, np
+	}
+	// Without edges (one product) the map is the identity; where no
+	// product can exceed its supply it is the identity almost surely.
+	// Either way the expectation is a sum of exact 1-D Tobit terms.
+	if op.T.NNZ() == 0 || d.excessNegligible(obs, mean, P, stride) {
+		return d.expectFactorised(obs, mean, P, stride, grad, curv, pgrad), nil
 	}
 	L := d.lfac
-	if err := sqrtCov(L, P, np); err != nil {
+	if diag {
+		for a := 0; a < np; a++ {
+			L[a] = math.Sqrt(math.Max(P[a], 0))
+		}
+	} else if err := sqrtCov(L, P, np); err != nil {
 		return 0, err
 	}
 	for a, m := range mean {
 		if math.IsNaN(m) || math.IsInf(m, 0) {
 			return 0, errors.New("cvi: posterior mean is not finite")
 		}
-		for _, l := range L[a*np : (a+1)*np] {
+		row := L[a*np : (a+1)*np]
+		if diag {
+			row = L[a : a+1]
+		}
+		for _, l := range row {
 			if math.IsNaN(l) || math.IsInf(l, 0) {
 				return 0, errors.New("cvi: posterior covariance is not finite")
 			}
@@ -56,11 +78,16 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 	if err != nil {
 		return 0, err
 	}
-	clearOutputs(grad, curv, np)
+	if grad != nil {
+		clear(grad[:np])
+	}
+	if curv != nil {
+		clear(curv[:cw])
+	}
 	exact := curv != nil && d.opts.Curvature == ExactCurvature
-	var stein []float64 // Σ (f − m)(Jᵀ∂log p)ᵀ
+	var stein []float64 // Σ (f − m)(Jᵀ∂log p)ᵀ (its diagonal with diagonal sites)
 	if exact {
-		stein = make([]float64, np*np)
+		stein = make([]float64, cw)
 	}
 	var ps2, pell, ppi float64
 	wantParams := pgrad != nil
@@ -70,6 +97,10 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 	for i := 0; i < npts; i++ {
 		z := d.z.RawRowView(i)
 		for a := 0; a < np; a++ {
+			if diag {
+				delta[a] = L[a] * z[a]
+				continue
+			}
 			var s float64
 			for b, lb := range L[a*np : (a+1)*np] {
 				s += lb * z[b]
@@ -117,7 +148,11 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 						grad[a] += d.gf[a]
 					}
 				}
-				if exact {
+				if exact && diag {
+					for a := 0; a < np; a++ {
+						stein[a] += sign * delta[a] * d.gf[a]
+					}
+				} else if exact {
 					for a := 0; a < np; a++ {
 						da := sign * delta[a]
 						for b := 0; b < np; b++ {
@@ -127,11 +162,23 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 				}
 			}
 			if curv != nil && !exact {
-				if !active {
+				switch {
+				case !active:
 					for k := 0; k < np; k++ {
-						curv[k*np+k] += d.d2l[k]
+						curv[k*stride] += d.d2l[k]
 					}
-				} else {
+				case diag:
+					// curv_a += Σ_k d2l_k J_ka²: the diagonal of Jᵀ diag(d2l) J.
+					for k := 0; k < np; k++ {
+						h := d.d2l[k]
+						if h == 0 {
+							continue
+						}
+						for a, ja := range J[k*np : (k+1)*np] {
+							curv[a] += h * ja * ja
+						}
+					}
+				default:
 					// curv += Jᵀ diag(d2l) J.
 					for k := 0; k < np; k++ {
 						h := d.d2l[k]
@@ -169,11 +216,19 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 		}
 	}
 	if curv != nil && !exact {
-		for a := range curv[:np*np] {
+		for a := range curv[:cw] {
 			curv[a] *= w
 		}
 	}
-	if exact {
+	if exact && diag {
+		// H_aa = E[(f_a − m_a) g_a] / v_a.
+		for a := 0; a < np; a++ {
+			if !(P[a] > 0) {
+				return 0, errors.New("cvi: exact curvature needs positive variances")
+			}
+			curv[a] = w * stein[a] / P[a]
+		}
+	} else if exact {
 		// H = P⁻¹·E[(f − m) gᵀ], symmetrised.
 		sym := mat.NewSymDense(np, nil)
 		for a := 0; a < np; a++ {
@@ -261,13 +316,13 @@ func (d *Diffusion) expectMeanOnly(op diffusion.Operator, obs []Obs, mean, vars,
 // supply under q: every mean is more than 8.5 standard deviations below
 // its supply (P(excess) < 1e-17 each). The diffusion map is then the
 // identity almost surely and the expectation factorises exactly.
-func (d *Diffusion) excessNegligible(obs []Obs, mean, P []float64) bool {
-	np := d.np
+// P[k*stride] is product k's variance.
+func (d *Diffusion) excessNegligible(obs []Obs, mean, P []float64, stride int) bool {
 	for k, o := range obs {
 		if math.IsInf(o.Supply, 1) {
 			continue
 		}
-		if mean[k]+8.5*math.Sqrt(math.Max(P[k*np+k], 0)) >= o.Supply {
+		if mean[k]+8.5*math.Sqrt(math.Max(P[k*stride], 0)) >= o.Supply {
 			return false
 		}
 	}
@@ -275,16 +330,23 @@ func (d *Diffusion) excessNegligible(obs []Obs, mean, P []float64) bool {
 }
 
 // expectFactorised is the exact expectation without diffusion: a sum of
-// one-dimensional Tobit expectations.
-func (d *Diffusion) expectFactorised(obs []Obs, mean, P, grad, curv, pgrad []float64) float64 {
+// one-dimensional Tobit expectations. P[k*stride] is product k's
+// variance, and curv[k*stride] receives its curvature (stride NP+1 for
+// full NP×NP blocks, 1 for diagonal sites).
+func (d *Diffusion) expectFactorised(obs []Obs, mean, P []float64, stride int, grad, curv, pgrad []float64) float64 {
 	np := d.np
-	clearOutputs(grad, curv, np)
+	if grad != nil {
+		clear(grad[:np])
+	}
+	if curv != nil {
+		clear(curv[:(np-1)*stride+1])
+	}
 	var sum float64
 	for k, o := range obs {
 		if math.IsNaN(o.Y) {
 			continue
 		}
-		v := P[k*np+k]
+		v := P[k*stride]
 		if pgrad != nil {
 			e := d.tobit.ExpectParamGrad(o, mean[k], v, pgrad[:1])
 			if grad == nil && curv == nil {
@@ -298,19 +360,8 @@ func (d *Diffusion) expectFactorised(obs []Obs, mean, P, grad, curv, pgrad []flo
 			grad[k] = dm
 		}
 		if curv != nil {
-			curv[k*np+k] = d2m
+			curv[k*stride] = d2m
 		}
 	}
 	return sum
-}
-
-// clearOutputs zeroes the gradient (np) and curvature (np×np)
-// destinations that are not nil.
-func clearOutputs(grad, curv []float64, np int) {
-	if grad != nil {
-		clear(grad[:np])
-	}
-	if curv != nil {
-		clear(curv[:np*np])
-	}
 }

@@ -20,6 +20,7 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	format := fs.String("format", "table", "table | csv")
 	seed := fs.Uint64("seed", 123, "seed of the data generator")
 	expectation := fs.String("expectation", "", "diffusion expectation: joint (default) | meanonly")
+	sites := fs.String("sites", "", "diffusion sites: full | diagonal (default: the configuration's)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		for _, m := range strings.Split(*models, ",") {
 			m = strings.TrimSpace(m)
 			fmt.Fprintf(stderr, "fitting %s on %s...\n", m, ds.Name)
-			rows, _, err := experiment.Score(ctx, ds, m, experiment.Options{Seed: *seed, Expectation: *expectation})
+			rows, _, err := experiment.Score(ctx, ds, m, experiment.Options{Seed: *seed, Expectation: *expectation, Sites: *sites})
 			if err != nil {
 				return err
 			}

@@ -136,6 +136,11 @@ func (s *Spec) Validate() error {
 	default:
 		return fmt.Errorf("model.diffusion.expectation %q: want joint or meanonly", d.Expectation)
 	}
+	switch d.Sites {
+	case "", "full", "diagonal":
+	default:
+		return fmt.Errorf("model.diffusion.sites %q: want full or diagonal", d.Sites)
+	}
 	switch d.Curvature {
 	case "", "gauss-newton", "exact":
 	default:

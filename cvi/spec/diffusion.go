@@ -25,6 +25,9 @@ func buildDiffusion(m Model, sum Summary, variance float64, fixed map[string]boo
 	if d.Expectation == "meanonly" {
 		opts.Expectation = cvi.MeanOnly
 	}
+	if d.Sites == "diagonal" {
+		opts.Sites = cvi.DiagonalSites
+	}
 	if d.Curvature == "exact" {
 		opts.Curvature = cvi.ExactCurvature
 	}

@@ -28,6 +28,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"periodic without period", "[[model.temporal]]\nkernel = \"periodic\"\n", "needs a period"},
 		{"sink", "[model.diffusion]\nsink = 1.0\n", "sink"},
 		{"negative noise", "[model]\nnoise_variance = -1.0\n", "noise_variance"},
+		{"bad sites", "[model.diffusion]\nsites = \"block\"\n", "model.diffusion.sites"},
 		{"available with steps", "[model.diffusion]\nmode = \"available\"\nsteps = 2\n", "exactly one step"},
 	}
 	for _, c := range cases {

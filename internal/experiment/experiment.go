@@ -39,6 +39,9 @@ type Options struct {
 	Curvature string
 	// Points overrides the joint expectation's number of points.
 	Points int
+	// Sites overrides the diffusion likelihood's site structure (full |
+	// diagonal).
+	Sites string
 }
 
 // Generate regenerates a dataset by name.
@@ -93,6 +96,7 @@ func Spec(ds *synth.Dataset, model string, o Options) (spec.Spec, error) {
 	m.Diffusion.Expectation = o.Expectation
 	m.Diffusion.Curvature = o.Curvature
 	m.Diffusion.Points = o.Points
+	m.Diffusion.Sites = o.Sites
 	switch model {
 	case "Oracle", "NCGP":
 		m.Likelihood = "gaussian"
