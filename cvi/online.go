@@ -19,7 +19,8 @@ type OnlineOptions struct {
 	// KL(q‖prediction), is undone and β halved, as in Engine.Converge.
 	Damping float64
 	// Tol stops the refinement when the bin's local ELBO changes by less
-	// than Tol·(1 + |ELBO|) from one step to the next (default 1e-8).
+	// than Tol·(1 + |ELBO|) from one step to the next (default 1e-6: the re-smooth refines
+	// every bin of its window later).
 	Tol float64
 	// CurvatureFloor is the smallest site precision an observed product
 	// gets (default 1e-8, as the batch engine's).
@@ -28,7 +29,7 @@ type OnlineOptions struct {
 
 // DefaultOnlineOptions returns the documented defaults.
 func DefaultOnlineOptions() OnlineOptions {
-	return OnlineOptions{Steps: 20, Damping: 1, Tol: 1e-8, CurvatureFloor: 1e-8}
+	return OnlineOptions{Steps: 20, Damping: 1, Tol: 1e-6, CurvatureFloor: 1e-8}
 }
 
 // Validate checks the options' ranges.
@@ -95,6 +96,9 @@ type Online struct {
 	r            []float64
 	kl           float64 // KL(q‖prediction) of the last refined marginal
 	p1, p2       []float64
+	// warm: l1, l2 hold the last refined bin's site, over prevObserved.
+	warm         bool
+	prevObserved []bool
 }
 
 // NewOnline returns the online inference of model m with likelihood lik,
@@ -124,6 +128,7 @@ func NewOnline(m *filter.Model, lik Likelihood, opts OnlineOptions) (*Online, er
 	o.p1, o.p2 = make([]float64, np), make([]float64, w)
 	o.lw, o.plw, o.mwk = make([]float64, np*np), make([]float64, np*np), make([]float64, np*np)
 	o.r = make([]float64, np)
+	o.prevObserved = make([]bool, np)
 	return o, nil
 }
 
@@ -151,6 +156,7 @@ func (o *Online) Step(t float64, obs []Obs, dst *BinResult) error {
 	if err := o.step(t, obs, dst); err != nil {
 		// Put the filter back where it was before the bin.
 		_ = o.filt.Restore(saved)
+		o.warm = false
 		return err
 	}
 	return nil
@@ -229,8 +235,7 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 	for k := 0; k < np; k++ {
 		dst.PredMean[k], dst.PredVar[k] = o.pm[k], o.pc[k*np+k]
 	}
-	clear(o.l1)
-	clear(o.l2)
+	o.initialSite(obs)
 	// The same rules as Engine.Converge, on this bin's local ELBO
 	// E_q[log p(y|f)] − KL(q‖prediction).
 	beta, tol := o.opts.Damping, o.opts.Tol
@@ -294,7 +299,36 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 	copy(dst.Nat1, o.l1)
 	copy(dst.Nat2, o.l2)
 	dst.Time, dst.Steps, dst.Converged, dst.LogLik = t, steps, converged, ll
+	o.warm = true
+	for k := range obs {
+		o.prevObserved[k] = !math.IsNaN(obs[k].Y)
+	}
 	return nil
+}
+
+// initialSite starts the refinement from the previous bin's site where
+// the same products are observed (demand is autocorrelated, so it is
+// usually a few steps from this bin's fixed point), zero elsewhere.
+func (o *Online) initialSite(obs []Obs) {
+	np := o.np
+	if !o.warm {
+		clear(o.l1)
+		clear(o.l2)
+		return
+	}
+	for a := 0; a < np; a++ {
+		if !math.IsNaN(obs[a].Y) && o.prevObserved[a] {
+			continue
+		}
+		o.l1[a] = 0
+		if !o.joint {
+			o.l2[a] = 0
+			continue
+		}
+		for b := 0; b < np; b++ {
+			o.l2[a*np+b], o.l2[b*np+a] = 0, 0
+		}
+	}
 }
 
 // moveSite moves the current site towards the Newton target of the last

@@ -1,0 +1,96 @@
+package cvi
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dcgpd/dcgpd/diffusion"
+	"github.com/dcgpd/dcgpd/filter"
+)
+
+// BenchmarkOnlineBin times the daemon's per-bin work for 10 products, one
+// op = one bin: predict, local CVI refinement with the diffusion
+// likelihood (64 points), update and one forecast. Indep10 is the
+// Independent product kernel over Matérn-3/2 + Periodic(J=3) (ten chains
+// of state 10 with diagonal sites, one coupled chain of state 100 with
+// full ones); ST10 the same temporal kernel times a separable Matérn-3/2
+// kernel over the hubs' positions (one coupled chain of state 100).
+func BenchmarkOnlineBin(b *testing.B) {
+	const np = 10
+	rng := rand.New(rand.NewPCG(5, 5))
+	feats := make([][]float64, np)
+	for k := range feats {
+		feats[k] = []float64{rng.Float64() * 1000, rng.Float64() * 1000}
+	}
+	temporal := func() filter.Temporal {
+		m, _ := filter.NewMatern32(4, 24)
+		p, _ := filter.NewPeriodic(2, 1, 24, 3)
+		s, _ := filter.NewSum(m, p)
+		return s
+	}
+	graph, err := diffusion.NewGraph(feats, diffusion.GraphOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, kind := range []string{"Indep10", "ST10"} {
+		for _, sites := range []Sites{DiagonalSites, FullSites} {
+			for _, points := range []int{16, 64} {
+				b.Run(fmt.Sprintf("%s/%s/points=%d", kind, sites, points), func(b *testing.B) {
+					var m *filter.Model
+					if kind == "Indep10" {
+						m, err = filter.NewModel(temporal(), nil, nil, np)
+					} else {
+						x, _ := filter.NewMaternSpatial(32, filter.Euclidean, 1, 400)
+						y, _ := filter.NewMaternSpatial(32, filter.Euclidean, 1, 400)
+						sep, _ := filter.NewSeparable(x, y)
+						m, err = filter.NewModel(temporal(), sep, feats, np)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					lik, err := NewDiffusion(DiffusionOptions{Graph: graph, Lengthscale: 300, Sink: 0.2, Variance: 1, Sites: sites, Points: points})
+					if err != nil {
+						b.Fatal(err)
+					}
+					on, err := NewOnline(m, lik, DefaultOnlineOptions())
+					if err != nil {
+						b.Fatal(err)
+					}
+					// Hourly bins of demand around 5 with a third of the hubs
+					// stocked out, so diffusion acts in every bin.
+					bins := make([][]Obs, 256)
+					for i := range bins {
+						bins[i] = make([]Obs, np)
+						for k := range bins[i] {
+							y := math.Max(0, 5+2*rng.NormFloat64())
+							o := Obs{Y: y, Supply: math.Inf(1)}
+							if k%3 == 0 {
+								o.Supply = math.Floor(y * 0.7)
+								o.Y, o.Censored = o.Supply, true
+							}
+							bins[i][k] = o
+						}
+					}
+					var res BinResult
+					fm, fv, fc := make([]float64, np), make([]float64, np), make([]float64, np*np)
+					steps := 0
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						t := float64(i + 1)
+						if err := on.Step(t, bins[i%len(bins)], &res); err != nil {
+							b.Fatal(err)
+						}
+						if err := on.Forecast(t+1, fm, fv, fc); err != nil {
+							b.Fatal(err)
+						}
+						steps += res.Steps
+					}
+					b.ReportMetric(float64(steps)/float64(b.N), "cvi-steps/bin")
+				})
+			}
+		}
+	}
+}
