@@ -13,7 +13,9 @@ import (
 // the same moments and log marginal likelihood.
 //
 // An Online is not safe for concurrent use; Clone it (or Save/Restore its
-// State) to hand a copy to another goroutine.
+// State) to hand a copy to another goroutine. It caches the transition of
+// its last step, so a change of the model's hyperparameters needs a new
+// Online.
 type Online struct {
 	model   *Model
 	full    bool
@@ -28,6 +30,7 @@ type Online struct {
 	work   []denseWork
 	obs    obsWork
 	a, q   [][]float64
+	lastDt float64 // the step a, q and the work's blocks are for (NaN: none)
 	mu, pu []float64
 }
 
@@ -107,11 +110,17 @@ func (o *Online) reset() {
 // propagate writes the moments of every chain dt after the current bin
 // into nm, nP.
 func (o *Online) propagate(dt float64) {
+	// A(dt) and Q(dt) are kept for the last step: the daemon advances and
+	// forecasts by one bin width over and over.
+	fresh := !sameStep(dt, o.lastDt)
+	o.lastDt = dt
 	for c, kern := range o.kerns {
 		w := &o.work[c]
-		kern.Transition(o.a[c], dt)
-		ProcessNoise(kern, o.q[c], dt, w.kscratch)
-		w.tb.set(o.a[c], o.q[c], kern.Dim(), o.copies, false)
+		if fresh {
+			kern.Transition(o.a[c], dt)
+			ProcessNoise(kern, o.q[c], dt, w.kscratch)
+			w.tb.set(o.a[c], o.q[c], kern.Dim(), o.copies, false)
+		}
 		predictDense(o.nm[c], o.nP[c], o.m[c], o.P[c], &w.tb, w)
 	}
 }

@@ -56,8 +56,8 @@ type openBin struct {
 
 // Assembler turns a model's observation messages into closed bins, in bin
 // order, by event time: a bin closes when every product has reported, or
-// when the message clock (the latest bin end or watermark seen) passes
-// its end plus the allowed lateness. Bins between that got no message at
+// when the message clock (the latest bin start with data, or a watermark)
+// reaches its end plus the allowed lateness. Bins between that got no message at
 // all close empty. When a feed goes quiet nothing closes until newer data
 // or a watermark message arrives: the clock is the data's, never the
 // wall's, so a replay gives the same bins as the live feed.
@@ -166,8 +166,10 @@ func (a *Assembler) Add(m *ObsMessage, ack Acker, now time.Time) AddResult {
 		b.n++
 		r.Accepted++
 	}
-	if end := m.BinStart.Add(a.width); !late && end.After(a.clock) && r.Accepted+r.Duplicates > 0 {
-		a.clock = end
+	// The clock is the newest bin start with data: data for a bin that
+	// starts at or after b's end (plus lateness) closes b.
+	if !late && m.BinStart.After(a.clock) && r.Accepted+r.Duplicates > 0 {
+		a.clock = *m.BinStart
 	}
 	if b != nil && r.Accepted > 0 {
 		b.acks = append(b.acks, ack)

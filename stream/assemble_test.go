@@ -53,12 +53,13 @@ func TestAssemblerCloses(t *testing.T) {
 		{`{"schema":1,"model":"m","bin_start":"2024-01-01T02:00:00Z","product":"a","demand":1}`, nil, 0, "", false},
 		// a conflicting repeat: refused, the first kept.
 		{`{"schema":1,"model":"m","bin_start":"2024-01-01T02:00:00Z","product":"a","demand":5}`, nil, 0, ReasonDuplicate, true},
-		// bin 4 data moves the clock to 05:00: bin 2 (end 03:00 + 30m) and
-		// the empty bin 3 (04:30) close; bin 4 stays open.
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T04:00:00Z","observations":[{"product":"a","demand":1},{"product":"zz","demand":1}]}`, []int64{2, 3}, 1, ReasonProduct, false},
+		// bin 4 data moves the clock to 04:00: bin 2 (end 03:00 + 30m)
+		// closes; the empty bin 3 (due 04:30) and bin 4 stay open.
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T04:00:00Z","observations":[{"product":"a","demand":1},{"product":"zz","demand":1}]}`, []int64{2}, 1, ReasonProduct, false},
 		{`{"schema":1,"model":"m","bin_start":"2024-01-01T04:30:00Z","product":"a","demand":1}`, nil, 0, ReasonTime, true},
 		{`{"schema":1,"model":"m","bin_start":"2024-03-01T04:00:00Z","product":"a","demand":1}`, nil, 0, ReasonFarFuture, true},
-		{`{"schema":1,"model":"m","watermark":"2024-01-01T05:30:00Z"}`, []int64{4}, 0, "", true},
+		// a watermark at 05:30 closes the empty bin 3 and bin 4.
+		{`{"schema":1,"model":"m","watermark":"2024-01-01T05:30:00Z"}`, []int64{3, 4}, 0, "", true},
 	}
 	for i, s := range steps {
 		ack := &countingAck{}

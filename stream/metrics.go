@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -20,6 +22,8 @@ type Metrics struct {
 	latency     prometheus.Histogram
 	resmooth    *prometheus.HistogramVec
 	resmoothOut *prometheus.CounterVec
+	// rejectLog limits rejection log lines across all models.
+	rejectLog *rateLimit
 }
 
 // NewMetrics registers the daemon's metrics with reg (nil: a private
@@ -44,6 +48,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		resmooth:    prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "dcgpd_resmooth_seconds", Help: "Background re-smooth (and re-learn) duration.", Buckets: prometheus.ExponentialBuckets(1e-3, 4, 10)}, model),
 		resmoothOut: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_resmooth_total", Help: "Re-smooths by outcome: swapped, kept_hyperparameters (re-learn rejected), failed."}, []string{"model", "outcome"}),
 	}
+	m.rejectLog = newRateLimit(20, time.Minute)
 	reg.MustRegister(m.bins, m.accepted, m.rejected, m.late, m.duplicates, m.unconverged, m.openBins, m.lastBin,
 		m.pending, m.binCompute, m.latency, m.resmooth, m.resmoothOut)
 	return m

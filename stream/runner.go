@@ -80,7 +80,7 @@ func NewRunner(c *Config, m ModelConfig, sink Sink, log zerolog.Logger, met *Met
 	r := &Runner{cfg: m, prefix: c.NATS.Prefix, prods: prods, built: built, sink: sink,
 		log: log.With().Str("model", m.Name).Logger(), met: met.forModel(m.Name),
 		in: make(chan input, 1024), results: make(chan *resmoothResult, 1),
-		asm: NewAssembler(prods.Names, m), win: newWindow(m.Resmooth.Window), logLimit: newRateLimit(10, time.Minute)}
+		asm: NewAssembler(prods.Names, m), win: newWindow(m.Resmooth.Window), logLimit: met.rejectLog}
 	if err := r.resetFilters(); err != nil {
 		return nil, err
 	}
