@@ -1,8 +1,11 @@
 package test
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -10,6 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/dcgpd/dcgpd/stream"
 )
 
 // dcgpd builds the command once per test binary.
@@ -235,5 +243,199 @@ func TestFitConfigVariants(t *testing.T) {
 				t.Errorf("empty posterior")
 			}
 		})
+	}
+}
+
+// TestExampleConfigLoads: the documented daemon configuration at the
+// repository root is valid and lists the example model.
+func TestExampleConfigLoads(t *testing.T) {
+	c, err := stream.LoadConfig("../dcgpd.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Models) != 1 || c.Models[0].Name != "bikes" || len(c.Models[0].Product) != 4 || c.Models[0].Bin.Duration != time.Hour {
+		t.Fatalf("unexpected example model: %+v", c.Models)
+	}
+	if _, err := stream.New(c, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDemo runs the daemon's demo on a small cluster: it reports every
+// estimate kind and writes the plot.
+func TestDemo(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "demo", "--out", dir, "--hubs", "3", "--days", "3", "--seed", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	for _, want := range []string{"72 bins", "online filtered", "re-smoothed", "batch CGP", "batch DCGP", "unmet demand", "re-smoothed estimates cover 72 of 72 bins"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	// Every RMSE is a finite number.
+	for _, line := range strings.Split(stdout, "\n") {
+		for _, name := range []string{"online filtered", "re-smoothed", "batch DCGP"} {
+			if strings.HasPrefix(line, fmt.Sprintf("%-16s", name)) {
+				f := strings.Fields(strings.TrimPrefix(line, name))
+				if len(f) != 3 {
+					t.Fatalf("line %q", line)
+				}
+				for _, s := range f[:2] {
+					if v, err := strconv.ParseFloat(s, 64); err != nil || math.IsNaN(v) || !(v > 0 && v < 20) {
+						t.Errorf("%s RMSE %q", name, s)
+					}
+				}
+			}
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "dcgpd-demo.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("inferred latent demand")) {
+		t.Errorf("not the demo's SVG plot (%d bytes)", len(svg))
+	}
+}
+
+// TestServeRejectsBadConfig: serve refuses an invalid configuration with
+// the file and line of the offending key, before touching the network.
+func TestServeRejectsBadConfig(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile("../dcgpd.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, from, to, want string }{
+		{"bad bin", `bin = "1h"`, `bin = "-1h"`, "bin"},
+		{"unknown key", `horizon = 6`, `horizon = 6` + "\nhorizons = 3", `unknown key`},
+		{"bad level", `level = "info"`, `level = "loud"`, "log.level"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			body := strings.Replace(string(good), c.from, c.to, 1)
+			if body == string(good) {
+				t.Fatalf("%q not in dcgpd.toml", c.from)
+			}
+			line := 1 + strings.Count(body[:strings.Index(body, c.to)], "\n")
+			if c.name == "unknown key" {
+				line++
+			}
+			path := filepath.Join(dir, "bad.toml")
+			if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, _, stderr := runCLI(t, "serve", "--config", path)
+			want := fmt.Sprintf("bad.toml:%d:", line)
+			if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, stderr %q; want exit 1 and %q … %q", code, stderr, want, c.want)
+			}
+		})
+	}
+	if code, _, _ := runCLI(t, "serve"); code != 2 {
+		t.Errorf("serve without --config: exit %d, want 2", code)
+	}
+}
+
+// TestReplayWatchRoundTrip: `replay` publishes a CSV to a daemon started
+// in process on an embedded server, and `watch` prints its filtered
+// estimates, one line per product, with the forecast of the next bin.
+func TestReplayWatchRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	cfg := stream.DefaultConfig()
+	cfg.NATS.Listen = "127.0.0.1:-1"
+	cfg.NATS.StoreDir = filepath.Join(dir, "js")
+	cfg.HTTP.Listen = "off"
+	m := stream.DefaultModelConfig()
+	m.Name, m.Bin, m.Horizon = "rt", stream.Duration{Duration: time.Hour}, 2
+	// The documented default origin (the Unix epoch), which replay's
+	// --origin also defaults to; a zero ModelConfig.Origin is not yet
+	// defaulted by package stream.
+	m.Origin = time.Unix(0, 0).UTC()
+	m.Product = []stream.ProductConfig{{Name: "a", Features: []float64{0, 0}}, {Name: "b", Features: []float64{300, 0}}}
+	m.Model.Likelihood = "diffusion"
+	m.Model.Diffusion.Lengthscale, m.Model.Diffusion.Sink = 250, 0.2
+	m.Resmooth.EveryBins = 0
+	cfg.Models = []stream.ModelConfig{m}
+	d, err := stream.New(cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	runErr := make(chan error, 1)
+	go func() { runErr <- d.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-runErr; err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case <-d.Started():
+	case err := <-runErr:
+		t.Fatal(err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("daemon did not start")
+	}
+	url := d.NATSURL()
+
+	// Four hourly bins: a censored hour, an unobserved demand, and a last
+	// bin without product b that only the watermark closes.
+	obs := filepath.Join(dir, "obs.csv")
+	csvText := "time,product,demand,supply,censored\n" +
+		"2024-05-01T00:00:00Z,a,3,5,0\n2024-05-01T00:00:00Z,b,4,4,1\n" +
+		"2024-05-01T01:00:00Z,a,2,6,0\n2024-05-01T01:00:00Z,b,,6,0\n" +
+		"2024-05-01T02:00:00Z,a,5,5,1\n2024-05-01T02:00:00Z,b,1,9,0\n" +
+		"2024-05-01T03:00:00Z,a,4,8,0\n"
+	if err := os.WriteFile(obs, []byte(csvText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	watch := exec.Command(dcgpdPath, "watch", "--nats", url, "--model", "rt", "--kind", "filtered", "--count", "4")
+	var wout bytes.Buffer
+	watch.Stdout = &wout
+	werr, err := watch.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(werr).ReadString('\n'); err != nil || !strings.HasPrefix(line, "watching dcgp.latent.rt") {
+		t.Fatalf("watch did not start: %q %v", line, err)
+	}
+	code, stdout, stderr := runCLI(t, "replay", "--obs", obs, "--model", "rt", "--nats", url)
+	if code != 0 || !strings.Contains(stdout, "published 5 messages (4 bins, 6 observations)") {
+		t.Fatalf("replay: exit %d, %q %q", code, stdout, stderr)
+	}
+	done := make(chan error, 1)
+	go func() { done <- watch.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		_ = watch.Process.Kill()
+		t.Fatalf("watch did not see 4 messages; got:\n%s", wout.String())
+	}
+	lines := strings.Split(strings.TrimSpace(wout.String()), "\n")
+	want := []struct{ time, product, mark string }{
+		{"2024-05-01T00:00:00Z", "a", "observed"}, {"2024-05-01T00:00:00Z", "b", "censored"},
+		{"2024-05-01T01:00:00Z", "a", "observed"}, {"2024-05-01T01:00:00Z", "b", "unobserved"},
+		{"2024-05-01T02:00:00Z", "a", "censored"}, {"2024-05-01T02:00:00Z", "b", "observed"},
+		{"2024-05-01T03:00:00Z", "a", "observed"}, {"2024-05-01T03:00:00Z", "b", "unobserved"},
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), wout.String())
+	}
+	for i, w := range want {
+		f := strings.Fields(lines[i])
+		if len(f) < 13 || f[0] != w.time || f[1] != "rt" || f[2] != "filtered" || f[3] != w.product || f[4] != "mean" || f[10] != w.mark || f[11] != "next" {
+			t.Errorf("line %d: %q, want %s %s … %s … next", i, lines[i], w.time, w.product, w.mark)
+		}
+	}
+	if v := d.Runner("rt").View(); v.Status.Bins != 4 {
+		t.Errorf("daemon processed %d bins, want 4", v.Status.Bins)
 	}
 }

@@ -2,54 +2,429 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
 	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/internal/synth"
+	"github.com/dcgpd/dcgpd/stream"
 	"github.com/dcgpd/dcgpd/stream/csvio"
 )
 
-// runDemo simulates a bike-share cluster whose true demand is known, fits
-// it with the plain Gaussian model (NCGP), the censored model (CGP) and the
-// diffusion-aware censored model (DCGP), and reports how well each
-// recovers the true demand of the hours it saw and of held-out hours.
+// demoModel is the demo daemon's model name; demoOrigin is the simulated
+// cluster's hour 0 (a Monday, as in the simulator).
+const demoModel = "cluster"
+
+// dayBins is the demo's replay step and re-smooth period: a day of hours.
+const dayBins = 24
+
+var demoOrigin = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// demoKernels are the demo's temporal kernel settings, shared by the
+// batch fits and the daemon: a Matérn-3/2 trend and a daily cycle.
+func demoKernels(variance float64) []spec.Temporal {
+	return []spec.Temporal{
+		{Kernel: "matern32", Lengthscale: 24, Variance: variance},
+		{Kernel: "periodic", Period: 24, Harmonics: 4, Lengthscale: 1, Variance: variance},
+	}
+}
+
+// demoDiffusion is the diffusion graph of the demo (metres, as the
+// simulated hubs' features).
+var demoDiffusion = spec.Diffusion{Lengthscale: 250, Sink: 0.2}
+
+// runDemo runs the daemon on a simulated bike-share cluster whose true
+// demand is known: an embedded NATS server, the daemon in process, the
+// cluster's hours replayed through NATS, the filtered and smoothed
+// estimates collected from the latent subject; then it compares them,
+// and batch fits of the same data, with the true demand and plots three
+// stations.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dcgpd demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	out := fs.String("out", ".", "directory for the plot (dcgpd-demo.svg)")
 	seed := fs.Uint64("seed", 1, "seed of the simulated cluster")
 	hubs := fs.Int("hubs", 5, "number of hubs")
 	days := fs.Int("days", 14, "days of hourly data")
+	speed := fs.Float64("speed", 0, "bins replayed per second within each day (0: as fast as the daemon takes them)")
+	relearn := fs.Bool("relearn", false, "re-learn the hyperparameters by ELBO at every re-smooth (slower)")
+	level := fs.String("log-level", "error", "daemon log level: debug | info | warn | error")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if *hubs < 2 || *days < 2 {
+		fmt.Fprintln(stderr, "dcgpd demo: need at least 2 hubs and 2 days")
+		return errUsage
+	}
+	log, err := newLogger(stderr, stream.LogConfig{Level: *level, Format: "auto"})
+	if err != nil {
+		return err
+	}
+	began := time.Now()
 	ds, err := simulateCluster(*seed, *hubs, *days)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "simulated %d hubs × %d days; censored fraction per hub: %s\n", len(ds.Products), *days, fmtFracs(ds.Train.CensoredFraction()))
-	data, all := demoData(ds)
+	data, rows := demoData(ds)
+	np := len(ds.Products)
+	fmt.Fprintf(stdout, "simulated %d hubs × %d days (seed %d); censored fraction per hub: %s\n", np, *days, *seed, fmtFracs(ds.Train.CensoredFraction()))
+
+	// The daemon's view of the cluster, through NATS.
+	run, err := demoDaemon(ctx, ds, rows, *speed, *relearn, log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "daemon: %d bins replayed through embedded NATS in %.1fs, %d filtered and %d smoothed messages (%d re-smooth revisions)\n",
+		len(rows), run.elapsed.Seconds(), run.nFiltered, run.nSmoothed, run.revisions)
+
+	// Batch fits of the same grid, as `dcgpd fit` would.
 	prods := &csvio.Products{Names: ds.Products, Features: ds.Features}
-	sp := spec.Spec{Model: spec.Model{
-		Temporal: []spec.Temporal{
-			{Kernel: "matern32", Lengthscale: 24},
-			{Kernel: "periodic", Period: 24, Harmonics: 4, Lengthscale: 1},
-		},
-		Diffusion: spec.Diffusion{Lengthscale: 250, Sink: 0.2},
-	}}
-	fmt.Fprintf(stdout, "%-10s %12s %12s %8s\n", "model", "train RMSE", "test RMSE", "seconds")
-	for _, lik := range []string{"gaussian", "tobit", "diffusion"} {
+	sp := spec.Spec{Model: spec.Model{Temporal: demoKernels(0), Diffusion: demoDiffusion}}
+	batch := map[string]*fitResult{}
+	for _, lik := range []string{"tobit", "diffusion"} {
 		res, err := fitGrid(ctx, data, prods, sp, lik, io.Discard)
 		if err != nil {
-			return fmt.Errorf("%s: %w", lik, err)
+			return fmt.Errorf("batch %s fit: %w", lik, err)
 		}
-		tr, te := demoRMSE(res, all, ds)
-		fmt.Fprintf(stdout, "%-10s %12.3f %12.3f %8.2f\n", map[string]string{"gaussian": "NCGP", "tobit": "CGP", "diffusion": "DCGP"}[lik], tr, te, res.elapsed.Seconds())
+		batch[lik] = res
 	}
+
+	// Scores against the true demand.
+	// The daemon's final answer per bin is its latest smoothed revision,
+	// or the filtered estimate for a bin no re-smooth covered.
+	filtered := make([][]float64, len(rows))
+	smoothed := make([][]float64, len(rows))
+	best := make([]*stream.LatentMessage, len(rows))
+	covered := 0
+	for b := range rows {
+		best[b] = run.filtered[b]
+		if m := run.smoothed[b]; m != nil && len(m.Estimates) > 0 {
+			best[b] = m
+			covered++
+		}
+		if run.filtered[b] != nil {
+			filtered[b] = means(run.filtered[b])
+		}
+		if best[b] != nil {
+			smoothed[b] = means(best[b])
+		}
+	}
+	grid := func(res *fitResult) [][]float64 {
+		g := make([][]float64, len(rows))
+		for b := range rows {
+			g[b] = res.post.Mean[b*np : (b+1)*np]
+		}
+		return g
+	}
+	type line struct {
+		name string
+		est  [][]float64
+	}
+	lines := []line{
+		{"online filtered", filtered},
+		{"re-smoothed", smoothed},
+		{"batch CGP", grid(batch["tobit"])},
+		{"batch DCGP", grid(batch["diffusion"])},
+	}
+	nObs, nCens := 0, 0
+	for _, r := range rows {
+		if !r.train {
+			continue
+		}
+		for k := 0; k < np; k++ {
+			nObs++
+			if r.split.Saturated[r.i][k] {
+				nCens++
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "%d bins, %d observations (%d held-out hours without demand), %.1f%% censored\n",
+		len(rows), nObs, len(rows)*np-nObs, 100*float64(nCens)/float64(max(nObs, 1)))
+	fmt.Fprintf(stdout, "re-smoothed estimates cover %d of %d bins (the rest keep their filtered estimate)\n", covered, len(rows))
+	fmt.Fprintf(stdout, "\n%-16s %14s %14s %14s\n", "RMSE vs truth", "observed hours", "held-out hours", "unmet demand")
+	for _, l := range lines {
+		tr, te := demoScore(l.est, rows, np)
+		fmt.Fprintf(stdout, "%-16s %14.3f %14.3f %14.0f\n", l.name, tr, te, unmetDemand(l.est, rows, np))
+	}
+	fmt.Fprintf(stdout, "%-16s %14s %14s %14.0f\n", "true", "", "", unmetDemand(nil, rows, np))
+	fmt.Fprintln(stdout, "(unmet demand: Σ max(latent mean − observed demand, 0) over the censored observed hours)")
+
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(*out, "dcgpd-demo.svg")
+	if err := demoPlot(path, ds, rows, best, 3); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	fmt.Fprintf(stdout, "\nwrote %s (%.1fs in all)\n", path, time.Since(began).Seconds())
 	return nil
+}
+
+// demoResult is what the demo collected from the daemon, per data bin.
+type demoResult struct {
+	filtered, smoothed   []*stream.LatentMessage
+	nFiltered, nSmoothed int
+	revisions            int
+	elapsed              time.Duration
+}
+
+// demoDaemon starts the daemon with an embedded NATS server on a free
+// loopback port, replays the cluster through it, collects what it
+// publishes until the last bin has a smoothed revision, and stops it.
+func demoDaemon(ctx context.Context, ds *synth.Dataset, rows []demoRow, speed float64, relearn bool, log zerolog.Logger) (*demoResult, error) {
+	began := time.Now()
+	tmp, err := os.MkdirTemp("", "dcgpd-demo-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	cfg := stream.DefaultConfig()
+	cfg.NATS.Listen = "127.0.0.1:-1"
+	cfg.NATS.StoreDir = filepath.Join(tmp, "jetstream")
+	cfg.HTTP.Listen = "off"
+	cfg.Models = []stream.ModelConfig{demoModelConfig(ds, rows, relearn)}
+	d, err := stream.New(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	dctx, stop := context.WithCancel(ctx)
+	defer stop()
+	runErr := make(chan error, 1)
+	go func() { runErr <- d.Run(dctx) }()
+	select {
+	case <-d.Started():
+	case err := <-runErr:
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	stopped := false
+	shutdown := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		stop()
+		return <-runErr
+	}
+	defer shutdown()
+
+	nc, err := nats.Connect(d.NATSURL(), nats.Name("dcgpd demo"))
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	index := map[int64]int{}
+	bins := make([]stream.ReplayBin, len(rows))
+	for b, r := range rows {
+		start := demoOrigin.Add(time.Duration(r.split.Times[r.i] * float64(time.Hour)))
+		index[start.Unix()] = b
+		bins[b] = stream.ReplayBin{Start: start, Observations: demoObservations(ds, r)}
+	}
+	res := &demoResult{filtered: make([]*stream.LatentMessage, len(rows)), smoothed: make([]*stream.LatentMessage, len(rows))}
+	var mu sync.Mutex
+	last := time.Now()
+	sub, err := nc.Subscribe("dcgp.latent."+demoModel, func(m *nats.Msg) {
+		var lm stream.LatentMessage
+		if err := json.Unmarshal(m.Data, &lm); err != nil {
+			return
+		}
+		b, ok := index[lm.BinStart.Unix()]
+		if !ok {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		last = time.Now()
+		switch lm.Kind {
+		case stream.KindFiltered:
+			res.nFiltered++
+			res.filtered[b] = &lm
+		case stream.KindSmoothed:
+			res.nSmoothed++
+			if old := res.smoothed[b]; old == nil || lm.Revision > old.Revision {
+				res.smoothed[b] = &lm
+			}
+			res.revisions = max(res.revisions, lm.Revision)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	// Replay a day at a time and wait for the day's filtered estimates
+	// and for the re-smooth its last bin starts: live, a day of hourly
+	// bins takes far longer than a re-smooth, so every bin gets smoothed
+	// revisions; replayed flat out, re-smooths would be skipped while one
+	// runs. The last day ends with a watermark.
+	deadline := time.After(60 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for a := 0; a < len(bins); a += dayBins {
+		b := min(a+dayBins, len(bins))
+		opts := stream.ReplayOptions{Speed: speed, Width: time.Hour, Watermark: b == len(bins)}
+		if _, err := stream.Replay(ctx, js, demoModel, bins[a:b], opts); err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		for done := false; !done; {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case err := <-runErr:
+				stopped = true
+				return nil, fmt.Errorf("daemon stopped: %v", err)
+			case <-deadline:
+				return nil, fmt.Errorf("the daemon did not publish bins %d to %d within 60s", a, b-1)
+			case <-tick.C:
+				mu.Lock()
+				done = res.nFiltered >= b && res.smoothed[b-1] != nil
+				if b == len(bins) {
+					// Let the last revisions arrive.
+					done = done && time.Since(last) > 200*time.Millisecond && !d.Runner(demoModel).View().Status.Resmoothing
+				}
+				mu.Unlock()
+			}
+		}
+	}
+	if err := sub.Unsubscribe(); err != nil {
+		return nil, err
+	}
+	if err := shutdown(); err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	res.elapsed = time.Since(began)
+	return res, nil
+}
+
+// demoModelConfig configures the daemon's model for the simulated
+// cluster: the hubs as inline products (metres east/north), hourly bins,
+// the diffusion likelihood with the batch demo's kernels, a re-smooth of
+// the last 7 days every 24 bins (and after a quiet second), re-learning
+// the hyperparameters only if asked. The daemon starts without data, so the
+// starting variances come from the first day's observations as `fit`
+// would take them from the whole file.
+func demoModelConfig(ds *synth.Dataset, rows []demoRow, relearn bool) stream.ModelConfig {
+	m := stream.DefaultModelConfig()
+	m.Name = demoModel
+	m.Bin = stream.Duration{Duration: time.Hour}
+	m.Origin = demoOrigin
+	for k, p := range ds.Products {
+		m.Product = append(m.Product, stream.ProductConfig{Name: p, Features: ds.Features[k]})
+	}
+	m.Resmooth = stream.ResmoothConfig{EveryBins: dayBins, Window: 7 * dayBins, Relearn: relearn, Interval: stream.Duration{Duration: time.Second}}
+	first := &cvi.Data{NP: len(ds.Products)}
+	for _, r := range rows {
+		if r.split.Times[r.i] >= 24 {
+			break
+		}
+		first.Times = append(first.Times, r.split.Times[r.i])
+		for k := range ds.Products {
+			o := cvi.Obs{Y: math.NaN()}
+			if r.train {
+				o.Y = r.split.Obs[r.i][k]
+			}
+			first.Obs = append(first.Obs, o)
+		}
+	}
+	v := spec.Summarise(first, nil, false).Variance
+	m.Model = spec.Model{Likelihood: "diffusion", NoiseVariance: v / 10, Temporal: demoKernels(v / 2), Diffusion: demoDiffusion}
+	return m
+}
+
+// demoObservations is one bin's input: every hub's demand (or none for a
+// held-out hour), supply and censoring mark.
+func demoObservations(ds *synth.Dataset, r demoRow) []stream.Observation {
+	obs := make([]stream.Observation, len(ds.Products))
+	for k, p := range ds.Products {
+		o := stream.Observation{Product: p}
+		if u := r.split.Supply[r.i][k]; !math.IsInf(u, 1) {
+			o.Supply = &u
+		}
+		if r.train {
+			y, c := r.split.Obs[r.i][k], r.split.Saturated[r.i][k] && o.Supply != nil
+			o.Demand, o.Censored = &y, &c
+		}
+		obs[k] = o
+	}
+	return obs
+}
+
+func means(m *stream.LatentMessage) []float64 {
+	if len(m.Estimates) == 0 {
+		return nil
+	}
+	out := make([]float64, len(m.Estimates))
+	for k, e := range m.Estimates {
+		out[k] = e.Mean
+	}
+	return out
+}
+
+// demoScore is the RMSE of per-bin means (nil rows skipped) against the
+// true demand over the observed and the held-out hours.
+func demoScore(est [][]float64, rows []demoRow, np int) (observed, heldOut float64) {
+	var s [2]float64
+	var n [2]int
+	for b, r := range rows {
+		if est[b] == nil {
+			continue
+		}
+		j := 1
+		if r.train {
+			j = 0
+		}
+		for k := 0; k < np; k++ {
+			e := est[b][k] - r.split.TrueY[r.i][k]
+			s[j] += e * e
+			n[j]++
+		}
+	}
+	return math.Sqrt(s[0] / float64(n[0])), math.Sqrt(s[1] / float64(n[1]))
+}
+
+// unmetDemand sums max(mean − observed, 0) over the censored observed
+// cells; est nil uses the true demand.
+func unmetDemand(est [][]float64, rows []demoRow, np int) float64 {
+	var u float64
+	for b, r := range rows {
+		if !r.train {
+			continue
+		}
+		for k := 0; k < np; k++ {
+			if !r.split.Saturated[r.i][k] {
+				continue
+			}
+			m := r.split.TrueY[r.i][k]
+			if est != nil {
+				if est[b] == nil {
+					continue
+				}
+				m = est[b][k]
+			}
+			u += math.Max(m-r.split.Obs[r.i][k], 0)
+		}
+	}
+	return u
 }
 
 func fmtFracs(f []float64) string {
@@ -98,23 +473,4 @@ func demoData(ds *synth.Dataset) (*cvi.Data, []demoRow) {
 		rows = append(rows, r)
 	}
 	return d, rows
-}
-
-// demoRMSE scores the posterior mean against the true demand.
-func demoRMSE(res *fitResult, rows []demoRow, ds *synth.Dataset) (train, test float64) {
-	np := len(ds.Products)
-	var s [2]float64
-	var n [2]int
-	for b, r := range rows {
-		j := 1
-		if r.train {
-			j = 0
-		}
-		for k := 0; k < np; k++ {
-			e := res.post.Mean[b*np+k] - r.split.TrueY[r.i][k]
-			s[j] += e * e
-			n[j]++
-		}
-	}
-	return math.Sqrt(s[0] / float64(n[0])), math.Sqrt(s[1] / float64(n[1]))
 }

@@ -4,7 +4,10 @@
 //	dcgpd fit        batch CSV in, posterior CSV out
 //	dcgpd experiment reproduce the paper's synthetic experiments
 //	dcgpd simulate   write a seeded bike-share cluster as CSV
-//	dcgpd demo       simulate a cluster, fit it and report recovery
+//	dcgpd serve      run the daemon: NATS in, estimates out
+//	dcgpd replay     publish an observations CSV to a daemon
+//	dcgpd watch      print a daemon's estimates as they arrive
+//	dcgpd demo       the daemon on a simulated cluster: summary and plot
 //
 // Run "dcgpd <command> -h" for a command's flags.
 package main
@@ -30,7 +33,10 @@ var commands = []command{
 	{"fit", "fit a model to a batch CSV and write the posterior", runFit},
 	{"experiment", "reproduce the paper's synthetic experiments", runExperiment},
 	{"simulate", "write a seeded simulated bike-share cluster as CSV", runSimulate},
-	{"demo", "simulate a bike-share cluster, fit it, report recovery", runDemo},
+	{"serve", "run the daemon: NATS in, online and smoothed estimates out", runServe},
+	{"replay", "publish an observations CSV as bin messages to a daemon", runReplay},
+	{"watch", "print a daemon's estimates as they arrive", runWatch},
+	{"demo", "run the daemon on a simulated bike-share cluster, report and plot", runDemo},
 }
 
 func main() {
