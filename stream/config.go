@@ -164,7 +164,7 @@ func DefaultConfig() Config {
 // DefaultModelConfig returns a model's defaults; Name and Bin must still
 // be set.
 func DefaultModelConfig() ModelConfig {
-	return ModelConfig{Late: "drop", Horizon: 6, MaxAhead: 1000,
+	return ModelConfig{Origin: time.Unix(0, 0).UTC(), Late: "drop", Horizon: 6, MaxAhead: 1000,
 		Online:   OnlineConfig{Steps: 20, Damping: 1},
 		Resmooth: ResmoothConfig{EveryBins: 24, Window: 168}}
 }
@@ -231,6 +231,8 @@ func (m *ModelConfig) Validate() error {
 		return bad("bin", "a bin width such as \"1h\" is required, got %v", m.Bin)
 	case m.Bin.Duration%time.Second != 0:
 		return bad("bin", "%v is not a whole number of seconds", m.Bin)
+	case m.Origin.Year() < 1900 || m.Origin.Year() > 2200:
+		return bad("origin", "%s is outside 1900–2200", m.Origin.Format(time.RFC3339))
 	case m.Lateness.Duration < 0:
 		return bad("lateness", "must be >= 0, got %v", m.Lateness)
 	case m.Late != "drop" && m.Late != "resmooth":
@@ -342,6 +344,9 @@ func definedIn(md toml.MetaData, i int, key string) bool {
 
 // fill copies the defaults d into the keys of m that the file left out.
 func fill(m *ModelConfig, d ModelConfig, defined func(string) bool) {
+	if !defined("origin") {
+		m.Origin = d.Origin
+	}
 	if !defined("late") {
 		m.Late = d.Late
 	}

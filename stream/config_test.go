@@ -69,3 +69,20 @@ func TestDecodeConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginDefault: an omitted origin is the Unix epoch, so bins are
+// aligned to whole hours (days, …) of UTC.
+func TestOriginDefault(t *testing.T) {
+	c, err := DecodeConfig([]byte(goodConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Models[0].Origin.Equal(time.Unix(0, 0)) {
+		t.Fatalf("origin %v", c.Models[0].Origin)
+	}
+	a := NewAssembler([]string{"a", "b"}, c.Models[0])
+	r := a.Add(obsMsg(t, `{"schema":1,"model":"midtown","bin_start":"2024-01-01T01:00:00Z","product":"a","demand":3}`), nil, time.Now())
+	if r.Accepted != 1 {
+		t.Fatalf("%+v", r.Rejected[0])
+	}
+}
