@@ -99,6 +99,7 @@ type Online struct {
 	// warm: l1, l2 hold the last refined bin's site, over prevObserved.
 	warm         bool
 	prevObserved []bool
+	saved        filter.State // the state before the bin in progress
 }
 
 // NewOnline returns the online inference of model m with likelihood lik,
@@ -149,13 +150,13 @@ func (o *Online) Step(t float64, obs []Obs, dst *BinResult) error {
 	if len(obs) != o.np {
 		return fmt.Errorf("cvi: online bin has %d observations, want %d", len(obs), o.np)
 	}
-	saved := o.filt.Save()
+	o.filt.SaveTo(&o.saved)
 	if err := o.filt.Advance(t); err != nil {
 		return err
 	}
 	if err := o.step(t, obs, dst); err != nil {
 		// Put the filter back where it was before the bin.
-		_ = o.filt.Restore(saved)
+		_ = o.filt.Restore(o.saved)
 		o.warm = false
 		return err
 	}

@@ -260,12 +260,21 @@ type State struct {
 
 // Save returns a deep copy of the filter's state.
 func (o *Online) Save() State {
-	s := State{Started: o.started, Time: o.t, LogLik: o.logLik}
-	for c := range o.m {
-		s.Mean = append(s.Mean, append([]float64(nil), o.m[c]...))
-		s.Cov = append(s.Cov, append([]float64(nil), o.P[c]...))
-	}
+	var s State
+	o.SaveTo(&s)
 	return s
+}
+
+// SaveTo copies the filter's state into s, reusing its slices.
+func (o *Online) SaveTo(s *State) {
+	s.Started, s.Time, s.LogLik = o.started, o.t, o.logLik
+	if len(s.Mean) != len(o.m) {
+		s.Mean, s.Cov = make([][]float64, len(o.m)), make([][]float64, len(o.m))
+	}
+	for c := range o.m {
+		s.Mean[c] = append(s.Mean[c][:0], o.m[c]...)
+		s.Cov[c] = append(s.Cov[c][:0], o.P[c]...)
+	}
 }
 
 // Restore replaces the filter's state by s, which must come from a filter

@@ -231,8 +231,10 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) {
 		wb.Nat2 = append([]float64(nil), r.res.Nat2...)
 	}
 	r.met.binCompute.Observe(time.Since(began).Seconds())
-	if ev, ok := r.win.push(wb); ok {
-		r.advanceTail(&ev)
+	if r.keepsWindow() {
+		if ev, ok := r.win.push(wb); ok {
+			r.advanceTail(&ev)
+		}
 	}
 	data, _ := json.Marshal(&msg)
 	acks, received := cb.Acks, cb.Received
@@ -257,6 +259,13 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) {
 	if n := r.cfg.Resmooth.EveryBins; n > 0 && r.sinceResmooth >= n {
 		r.startResmooth(ctx)
 	}
+}
+
+// keepsWindow reports whether the model re-smooths (or keeps late data
+// for a re-smooth), so that the window of recent bins is needed.
+func (r *Runner) keepsWindow() bool {
+	rs := r.cfg.Resmooth
+	return rs.EveryBins > 0 || rs.Interval.Duration > 0
 }
 
 func (r *Runner) subject() string { return r.prefix + ".latent." + r.cfg.Name }
