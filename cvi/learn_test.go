@@ -43,7 +43,7 @@ func TestLearnGaussianIsTypeIIML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Learn(context.Background(), LearnOptions{Tol: 1e-10})
+	res, err := e.Learn(context.Background(), LearnOptions{Tol: 1e-12, GradTol: 1e-7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestLearnEndsOnTheFinePointRule(t *testing.T) {
 	}
 	fixed := map[string]bool{"likelihood.lengthscale": true, "likelihood.sink": true}
 	var sawCoarse bool
-	res, err := e.Learn(context.Background(), LearnOptions{Fixed: fixed, Progress: func(int, float64) {
+	res, err := e.Learn(context.Background(), LearnOptions{Fixed: fixed, Progress: func(Progress) {
 		sawCoarse = sawCoarse || lik.z == lik.zLearn
 	}})
 	if err != nil {
@@ -108,7 +108,7 @@ func TestLearnEndsOnTheFinePointRule(t *testing.T) {
 	// With ℓ and π learned the fine rule is kept throughout.
 	e2, lik2 := triangleEngine(t, 120, DiffusionOptions{Points: 64, LearnPoints: 8})
 	sawCoarse = false
-	if _, err := e2.Learn(context.Background(), LearnOptions{MaxIterations: 3, Progress: func(int, float64) {
+	if _, err := e2.Learn(context.Background(), LearnOptions{MaxIterations: 3, Progress: func(Progress) {
 		sawCoarse = sawCoarse || lik2.z == lik2.zLearn
 	}}); err != nil {
 		t.Fatal(err)

@@ -137,8 +137,12 @@ func fitGrid(ctx context.Context, data *cvi.Data, prods *csvio.Products, sp spec
 	}
 	r := &fitResult{engine: e, built: b}
 	opts := b.Options
-	opts.Progress = func(it int, elbo float64) {
-		fmt.Fprintf(progress, "iteration %4d  ELBO %.6f  (%.1fs)\n", it, elbo, time.Since(start).Seconds())
+	opts.Progress = func(p cvi.Progress) {
+		rule := ""
+		if p.Rule != "" {
+			rule = "  [" + p.Rule + "]"
+		}
+		fmt.Fprintf(progress, "iteration %4d  ELBO %.6f%s  max|grad| %.3g (test %.3g)  (%.1fs)\n", p.Iter, p.ELBO, rule, p.Gradient, p.GradTol, time.Since(start).Seconds())
 	}
 	if b.Learn {
 		r.learned, err = e.Learn(ctx, opts)

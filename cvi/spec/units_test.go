@@ -1,0 +1,91 @@
+package spec
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dcgpd/dcgpd/cvi"
+)
+
+// unitsData is a small censored demand data set: 3 products on a line
+// (features in metres), hourly bins, a daily rhythm, counts censored at a
+// supply that runs out now and then. demand scales the counts and supply,
+// hour is the length of an hour in the time unit.
+func unitsData(demand, hour float64) (*cvi.Data, [][]float64) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const n, np = 120, 3
+	d := &cvi.Data{NP: np, Times: make([]float64, n), Obs: make([]cvi.Obs, n*np)}
+	for i := 0; i < n; i++ {
+		d.Times[i] = float64(i) * hour
+		for k := 0; k < np; k++ {
+			rate := 6 + 4*math.Sin(2*math.Pi*float64(i)/24+float64(k)) + 2*math.Sin(float64(i)/7)
+			y := math.Max(0, math.Round(rate+math.Sqrt(rate)*rng.NormFloat64()))
+			supply := 6 + math.Floor(6*rng.Float64())
+			o := cvi.Obs{Y: y, Supply: supply}
+			if y >= supply {
+				o.Y, o.Censored = supply, true
+			}
+			o.Y *= demand
+			o.Supply *= demand
+			d.Obs[i*np+k] = o
+		}
+	}
+	return d, [][]float64{{0, 0}, {300, 0}, {600, 0}}
+}
+
+// TestLearningIsUnitFree: the same data with demand ×1000 and with times
+// in seconds instead of hours gives the same fit: the posterior mean in
+// the original units agrees within 1%, and every fit converges.
+func TestLearningIsUnitFree(t *testing.T) {
+	for _, lik := range []string{"gaussian", "tobit", "diffusion"} {
+		t.Run(lik, func(t *testing.T) {
+			fit := func(demand, hour float64) ([]float64, cvi.Result) {
+				data, feats := unitsData(demand, hour)
+				sum := Summarise(data, feats, false)
+				b, err := Spec{}.Build(sum, lik)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e, err := cvi.NewEngine(b.Model, b.Lik, data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := e.Learn(context.Background(), b.Options)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := e.Posterior()
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := append([]float64(nil), p.Mean...)
+				for i := range m {
+					m[i] /= demand
+				}
+				t.Logf("demand ×%g, hour = %g: %s (%s) after %d iterations, ELBO %.6g, params %v", demand, hour, res.Status, res.Detail, res.Iterations, res.ELBO, append(b.Model.Params(nil), b.Lik.Params(nil)...))
+				return m, res
+			}
+			base, r0 := fit(1, 1)
+			var scale float64
+			for _, v := range base {
+				scale = math.Max(scale, math.Abs(v))
+			}
+			for _, c := range []struct{ demand, hour float64 }{{1000, 1}, {1, 3600}} {
+				m, r := fit(c.demand, c.hour)
+				var worst float64
+				for i := range m {
+					worst = math.Max(worst, math.Abs(m[i]-base[i]))
+				}
+				t.Logf("demand ×%g, hour = %g: max |Δ mean| %.3g (max |mean| %.3g)", c.demand, c.hour, worst, scale)
+				if worst > 0.01*scale {
+					t.Errorf("demand ×%g, hour = %g: posterior mean differs by %.3g, more than 1%% of %.3g", c.demand, c.hour, worst, scale)
+				}
+				if !r.Converged || !r0.Converged {
+					t.Errorf("not converged: %s / %s", r0.Detail, r.Detail)
+				}
+			}
+		})
+	}
+}
