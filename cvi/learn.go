@@ -101,6 +101,8 @@ type Result struct {
 	Iterations int
 	Evals      int
 	CVISteps   int
+	// Infeasible counts the trial points rejected as infeasible.
+	Infeasible int
 	// Converged reports Status == StatusConverged (or nothing to learn).
 	Converged bool
 	// Status is one of the Status constants; Detail says it with numbers.
@@ -122,7 +124,7 @@ type Result struct {
 	SearchELBO            float64
 	SearchRule, FinalRule string
 	// Unmoved names the learned parameters that ended within a relative
-	// 1e-4 of their starting values.
+	// 1e-6 of their starting values (the sink: within 1e-6).
 	Unmoved []string
 	// Warnings are for the user: unmoved parameters, a final gradient
 	// above the test after the rule switch, lengthscales at their bound.
@@ -280,6 +282,8 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	)
 	rec := &recorder{f: opts.Progress, improve: math.Inf(1), gradTol: res.GradTol, rule: res.SearchRule}
 	infeasible := func() {
+		res.Infeasible++
+		rec.infeasible++
 		lastF = math.Inf(1)
 		for j := range lastG {
 			lastG[j] = 0
@@ -474,7 +478,11 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		res.Detail = fmt.Sprintf("ELBO gained less than %g relative over 3 iterations; %s", opts.Tol, gtxt)
 	case (r != nil && r.Status == lineSearchFailed) || errors.Is(err, optimize.ErrLinesearcherFailure) || errors.Is(err, optimize.ErrNoProgress):
 		res.Status = StatusLineSearch
-		res.Detail = fmt.Sprintf("no ELBO increase along the search direction (noise floor); %s", gtxt)
+		why := "the ELBO's noise floor"
+		if rec.infeasible > 0 {
+			why = fmt.Sprintf("%d of its trial points infeasible: invalid hyperparameters or a NaN/Inf ELBO", rec.infeasible)
+		}
+		res.Detail = fmt.Sprintf("no ELBO increase along the search direction (%s); %s", why, gtxt)
 	case err != nil:
 		return res, fmt.Errorf("cvi: optimiser: %w", err)
 	default:
@@ -485,7 +493,7 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("with the %s the gradient at the learned hyperparameters is %.3g, above the test %.3g passed with the %s", res.FinalRule, res.FinalGradient, res.GradTol, res.SearchRule))
 	}
 	for j, i := range free {
-		if math.Abs(bestX[j]-x0[j]) <= 1e-4*math.Max(1, math.Abs(x0[j])) && pm.kind[j] != rawParam || pm.kind[j] == rawParam && bestX[j] == x0[j] {
+		if math.Abs(bestX[j]-x0[j]) <= 1e-6*pm.sc[j] {
 			res.Unmoved = append(res.Unmoved, names[i])
 		}
 		if pm.kind[j] == boundedLog && pm.value(j, bestX[j]) < 1.01*pm.lo[j] {
@@ -796,13 +804,14 @@ var lineSearchFailed = optimize.NewStatus("LineSearchFailed", true, nil)
 // recorder reports progress and counts evaluations since the last major
 // iteration.
 type recorder struct {
-	f       func(Progress)
-	gradTol float64
-	rule    string
-	iter    int
-	probes  int
-	lastF   float64
-	improve float64 // relative ELBO gain of the last iteration
+	f          func(Progress)
+	infeasible int // infeasible evaluations since the last major iteration
+	gradTol    float64
+	rule       string
+	iter       int
+	probes     int
+	lastF      float64
+	improve    float64 // relative ELBO gain of the last iteration
 }
 
 // innerTol is the CVI tolerance for the next evaluation: while the
@@ -821,6 +830,7 @@ func (r *recorder) Record(loc *optimize.Location, op optimize.Operation, _ *opti
 	if op&optimize.MajorIteration != 0 {
 		r.iter++
 		r.probes = 0
+		r.infeasible = 0
 		if r.iter > 1 {
 			r.improve = math.Abs(loc.F-r.lastF) / (1 + math.Abs(loc.F))
 		}

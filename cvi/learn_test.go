@@ -86,7 +86,7 @@ func TestLearnEndsOnTheFinePointRule(t *testing.T) {
 	}
 	fixed := map[string]bool{"likelihood.lengthscale": true, "likelihood.sink": true}
 	var sawCoarse bool
-	res, err := e.Learn(context.Background(), LearnOptions{Fixed: fixed, Progress: func(Progress) {
+	res, err := e.Learn(context.Background(), LearnOptions{Fixed: fixed, NoFallback: true, Progress: func(Progress) {
 		sawCoarse = sawCoarse || lik.z == lik.zLearn
 	}})
 	if err != nil {
@@ -115,5 +115,49 @@ func TestLearnEndsOnTheFinePointRule(t *testing.T) {
 	}
 	if sawCoarse {
 		t.Error("learning ℓ and π used the coarse rule")
+	}
+}
+
+// nanBelow is a Gaussian likelihood whose expectation is NaN when the
+// noise variance is below floor: a region of hyperparameters where the
+// model cannot be evaluated.
+type nanBelow struct {
+	Factorised
+	g     *Gaussian
+	floor float64
+}
+
+func (l nanBelow) Expect(obs []Obs, mean, vars, grad, curv []float64) float64 {
+	if l.g.Variance() < l.floor {
+		return math.NaN()
+	}
+	return l.Factorised.Expect(obs, mean, vars, grad, curv)
+}
+
+// TestLearnInfeasibleTrialPointsBackOff: a trial point where the ELBO is
+// NaN is an infeasible step, not an abort: learning returns the best
+// feasible point, honestly not converged, since the likelihood wants a
+// noise variance below the NaN floor.
+func TestLearnInfeasibleTrialPointsBackOff(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	data := testData(rng, 80, 2, math.Inf(1))
+	k, _ := filter.NewMatern32(0.5, 1.0)
+	m, _ := filter.NewModel(k, nil, nil, 2)
+	g, _ := NewGaussian(0.3)
+	const floor = 0.05 // the unconstrained optimum is σ² ≈ 0.0076
+	e, err := NewEngine(m, nanBelow{Factorised{g}, g, floor}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Learn(context.Background(), LearnOptions{NoFallback: true})
+	if err != nil {
+		t.Fatalf("learning aborted: %v", err)
+	}
+	t.Logf("%s: %s; σ² = %v", res.Status, res.Detail, g.Variance())
+	if !(g.Variance() >= floor) || math.IsNaN(res.ELBO) {
+		t.Errorf("ended at σ² = %v, ELBO %v", g.Variance(), res.ELBO)
+	}
+	if res.Converged {
+		t.Errorf("reported converged at the infeasibility wall with gradient %.3g (test %.3g)", res.Gradient, res.GradTol)
 	}
 }

@@ -152,7 +152,8 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 	if b.Lik, err = buildLikelihood(m, sum, fixed); err != nil {
 		return nil, err
 	}
-	b.Options = cvi.LearnOptions{MaxIterations: s.Fit.MaxIterations, Tol: s.Fit.Tolerance, Beta: s.Fit.Damping, Fixed: fixed}
+	b.Options = cvi.LearnOptions{MaxIterations: s.Fit.MaxIterations, Tol: s.Fit.Tolerance, GradTol: s.Fit.GradientTolerance, Beta: s.Fit.Damping, Fixed: fixed,
+		NoFallback: s.Fit.Fallback != nil && !*s.Fit.Fallback}
 	return b, nil
 }
 
@@ -179,7 +180,7 @@ func buildTemporal(t Temporal, sum Summary, ncomp int) (filter.Temporal, []strin
 	case "periodic", "quasiperiodic":
 		h := t.Harmonics
 		if h == 0 {
-			h = 6
+			h = DefaultHarmonics
 		}
 		if t.Lengthscale == 0 {
 			l = 1

@@ -29,6 +29,13 @@ func TestDecodeErrors(t *testing.T) {
 		{"sink", "[model.diffusion]\nsink = 1.0\n", "sink"},
 		{"negative noise", "[model]\nnoise_variance = -1.0\n", "noise_variance"},
 		{"available with steps", "[model.diffusion]\nmode = \"available\"\nsteps = 2\n", "exactly one step"},
+		{"nan noise", "[model]\nnoise_variance = nan\n", "model.noise_variance must be a finite number"},
+		{"inf lengthscale", "[[model.temporal]]\nkernel = \"matern32\"\nlengthscale = inf\n", "model.temporal[0]"},
+		{"nan sink", "[model.diffusion]\nsink = nan\n", "model.diffusion"},
+		{"nan product lengthscales", "[model.product]\nkernel = \"rbf\"\nlengthscales = [1.0, nan]\n", "model.product"},
+		{"nan tolerance", "[fit]\ntolerance = nan\n", "fit:"},
+		{"harmonics 0", "[[model.temporal]]\nkernel = \"matern32\"\n[[model.temporal]]\nkernel = \"periodic\"\nperiod = 24.0\nharmonics = 0\n", "line 6: model.temporal[1].harmonics = 0"},
+		{"harmonics 1000", "[[model.temporal]]\nkernel = \"periodic\"\nperiod = 24.0\nharmonics = 1000\n", "harmonics = 1000: at most 200"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,6 +44,23 @@ func TestDecodeErrors(t *testing.T) {
 				t.Errorf("got %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestHarmonicsOmittedIsDefault: leaving harmonics out gives the default,
+// and an explicit value in range is kept.
+func TestHarmonicsOmittedIsDefault(t *testing.T) {
+	s, err := Decode(strings.NewReader("[[model.temporal]]\nkernel = \"periodic\"\nperiod = 24.0\n[[model.temporal]]\nkernel = \"periodic\"\nperiod = 12.0\nharmonics = 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Build(Summary{Variance: 1, MedianStep: 1, NP: 1}, "tobit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// State 2(J+1) per component: 14 + 8.
+	if d := b.Model.StateDim(); d != 22 {
+		t.Errorf("state dimension %d, want 22 (J = 6 and 3)", d)
 	}
 }
 

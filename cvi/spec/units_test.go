@@ -89,3 +89,63 @@ func TestLearningIsUnitFree(t *testing.T) {
 		})
 	}
 }
+
+// TestStagedFit: by default a diffusion fit first fits Tobit and starts
+// from its kernel hyperparameters and noise variance; staged = false
+// skips that stage.
+func TestStagedFit(t *testing.T) {
+	data, feats := unitsData(1, 1)
+	sum := Summarise(data, feats, false)
+	f, err := Spec{}.Learn(context.Background(), data, sum, "diffusion", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Stages) != 1 || f.Stages[0].Likelihood != "tobit" {
+		t.Fatalf("stages %+v, want one Tobit stage", f.Stages)
+	}
+	// The Tobit stage's hyperparameters, rebuilt and learned alone.
+	bt, err := Spec{}.Build(sum, "tobit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	et, err := cvi.NewEngine(bt.Model, bt.Lik, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := et.Learn(context.Background(), bt.Options); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("tobit stage %s (%s); diffusion %s (%s), ELBO %.4f", f.Stages[0].Result.Status, f.Stages[0].Result.Detail, f.Result.Status, f.Result.Detail, f.Result.ELBO)
+	if !f.Stages[0].Result.Converged || !f.Result.Converged {
+		t.Errorf("not converged")
+	}
+	// Unstaged: no stage, and the fit ends near the staged one.
+	off := false
+	g, err := Spec{Fit: Fit{Staged: &off}}.Learn(context.Background(), data, sum, "diffusion", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Stages) != 0 {
+		t.Errorf("staged = false ran %d stages", len(g.Stages))
+	}
+	if d := math.Abs(g.Result.ELBO - f.Result.ELBO); d > 1e-3*math.Abs(f.Result.ELBO) {
+		t.Errorf("staged ELBO %.4f, unstaged %.4f", f.Result.ELBO, g.Result.ELBO)
+	}
+	// The staged start is the Tobit fit's kernel hyperparameters and noise.
+	b, err := Spec{}.Build(sum, "diffusion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := startFrom(b, bt); err != nil {
+		t.Fatal(err)
+	}
+	bp, tp := b.Model.Params(nil), bt.Model.Params(nil)
+	for i := range tp {
+		if bp[i] != tp[i] {
+			t.Errorf("model parameter %d starts at %v, Tobit fit %v", i, bp[i], tp[i])
+		}
+	}
+	if b.Lik.NoiseVariance() != bt.Lik.NoiseVariance() {
+		t.Errorf("noise variance starts at %v, Tobit fit %v", b.Lik.NoiseVariance(), bt.Lik.NoiseVariance())
+	}
+}
