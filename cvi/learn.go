@@ -51,9 +51,11 @@ type LearnOptions struct {
 	// NoCoarse keeps the likelihood's final expectation rule during the
 	// search too (see DiffusionOptions.LearnPoints).
 	NoCoarse bool
-	// NoFallback ends learning where the search with the envelope gradient
-	// stops, instead of continuing with finite differences of the ELBO.
-	NoFallback bool
+	// Fallback continues learning with central differences of the ELBO
+	// when the search with the envelope gradient stops with the gradient
+	// above the test (see Learn); 2 CVI solves per free parameter per
+	// evaluation.
+	Fallback bool
 	// Progress, if set, is called after every major iteration.
 	Progress func(Progress)
 }
@@ -82,9 +84,11 @@ const (
 	StatusStalled = "stalled"
 	// StatusLineSearch: the line search found no point that raises the
 	// ELBO and satisfies the curvature condition along the search
-	// direction (within 10 trial points, or the step underflowed): the
-	// noise floor of the ELBO at a point where the gradient is above the
-	// test.
+	// direction (within 10 trial points, or the step underflowed) at a
+	// point where the gradient is above the test: the ELBO's noise floor,
+	// infeasible trial points (Detail says), or a gradient that disagrees
+	// with the ELBO (the diffusion likelihood's Gauss–Newton fixed point;
+	// see LearnOptions.Fallback).
 	StatusLineSearch = "line search failed"
 	// StatusMaxIterations: MaxIterations iterations without passing the
 	// test.
@@ -295,9 +299,9 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	// The envelope gradient is exact when the CVI fixed point maximises the
 	// ELBO over q. With Gauss–Newton curvature (the diffusion likelihood)
 	// it is not, and the envelope gradient can disagree with the ELBO it
-	// should differentiate; when the search stops with a large gradient,
-	// learning continues with central differences of the ELBO at the CVI
-	// fixed point (fdMode), each a warm-started CVI solve.
+	// should differentiate; with opts.Fallback, when the search stops with
+	// a large gradient, learning continues with central differences of the
+	// ELBO at the CVI fixed point (fdMode), each a warm-started CVI solve.
 	fdMode := false
 	fdGrad := func(x []float64) ([]float64, error) {
 		c1 := append([]float64(nil), e.Sites.Nat1...)
@@ -418,7 +422,7 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		used = r.Stats.MajorIterations
 	}
 	stopped := err != nil || (r != nil && (r.Status == optimize.FunctionConvergence || r.Status == lineSearchFailed))
-	if stopped && maxAbs(bestG) > res.GradTol && used < opts.MaxIterations && !opts.NoFallback {
+	if stopped && maxAbs(bestG) > res.GradTol && used < opts.MaxIterations && opts.Fallback {
 		// Continue from the best point with the gradient of the ELBO
 		// itself (see fdMode).
 		fdMode, lastX, bestELBO = true, nil, math.Inf(-1)
@@ -478,7 +482,7 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		res.Detail = fmt.Sprintf("ELBO gained less than %g relative over 3 iterations; %s", opts.Tol, gtxt)
 	case (r != nil && r.Status == lineSearchFailed) || errors.Is(err, optimize.ErrLinesearcherFailure) || errors.Is(err, optimize.ErrNoProgress):
 		res.Status = StatusLineSearch
-		why := "the ELBO's noise floor"
+		why := "the ELBO's noise floor, or a gradient that disagrees with the ELBO"
 		if rec.infeasible > 0 {
 			why = fmt.Sprintf("%d of its trial points infeasible: invalid hyperparameters or a NaN/Inf ELBO", rec.infeasible)
 		}

@@ -86,7 +86,7 @@ func TestLearnEndsOnTheFinePointRule(t *testing.T) {
 	}
 	fixed := map[string]bool{"likelihood.lengthscale": true, "likelihood.sink": true}
 	var sawCoarse bool
-	res, err := e.Learn(context.Background(), LearnOptions{Fixed: fixed, NoFallback: true, Progress: func(Progress) {
+	res, err := e.Learn(context.Background(), LearnOptions{Fixed: fixed, Progress: func(Progress) {
 		sawCoarse = sawCoarse || lik.z == lik.zLearn
 	}})
 	if err != nil {
@@ -149,7 +149,7 @@ func TestLearnInfeasibleTrialPointsBackOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Learn(context.Background(), LearnOptions{NoFallback: true})
+	res, err := e.Learn(context.Background(), LearnOptions{})
 	if err != nil {
 		t.Fatalf("learning aborted: %v", err)
 	}

@@ -69,6 +69,8 @@ type Built struct {
 	Learn bool
 	// Options are the learning options from [fit].
 	Options cvi.LearnOptions
+	// Likelihood names the likelihood (the configured or default one).
+	Likelihood string
 }
 
 // Build turns the configuration into a model and likelihood for data
@@ -93,7 +95,7 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 		comps = []Temporal{{Kernel: "matern32"}}
 	}
 	fixed := map[string]bool{}
-	b := &Built{Fixed: fixed, Learn: s.Fit.Learn == nil || *s.Fit.Learn}
+	b := &Built{Fixed: fixed, Learn: s.Fit.Learn == nil || *s.Fit.Learn, Likelihood: m.Likelihood}
 	copies := 1
 	if m.PerProduct {
 		copies = sum.NP
@@ -153,7 +155,7 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 		return nil, err
 	}
 	b.Options = cvi.LearnOptions{MaxIterations: s.Fit.MaxIterations, Tol: s.Fit.Tolerance, GradTol: s.Fit.GradientTolerance, Beta: s.Fit.Damping, Fixed: fixed,
-		NoFallback: s.Fit.Fallback != nil && !*s.Fit.Fallback}
+		Fallback: s.Fit.Fallback}
 	return b, nil
 }
 

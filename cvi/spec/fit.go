@@ -86,11 +86,7 @@ func (s Spec) Learn(ctx context.Context, data *cvi.Data, sum Summary, likelihood
 	}
 	opts := b.Options
 	if progress != nil {
-		name := "final"
-		if diffusion {
-			name = "diffusion"
-		}
-		opts.Progress = func(p cvi.Progress) { progress(name, p) }
+		opts.Progress = func(p cvi.Progress) { progress(b.Likelihood, p) }
 	}
 	f.Result, err = e.Learn(ctx, opts)
 	return f, err

@@ -128,8 +128,8 @@ type Fit struct {
 	// likelihood with the same prior and starts its kernel hyperparameters
 	// and noise variance there (see Spec.Learn).
 	Staged *bool `toml:"staged"`
-	// Fallback (default true): when the search with the envelope gradient
+	// Fallback (default false): when the search with the envelope gradient
 	// stops with the gradient above the test, continue with central
-	// differences of the ELBO (see cvi.LearnOptions.NoFallback).
-	Fallback *bool `toml:"fallback"`
+	// differences of the ELBO (see cvi.LearnOptions.Fallback).
+	Fallback bool `toml:"fallback"`
 }

@@ -96,7 +96,8 @@ func TestLearningIsUnitFree(t *testing.T) {
 func TestStagedFit(t *testing.T) {
 	data, feats := unitsData(1, 1)
 	sum := Summarise(data, feats, false)
-	f, err := Spec{}.Learn(context.Background(), data, sum, "diffusion", nil)
+	// With the fallback gradient, so that both fits reach the test.
+	f, err := Spec{Fit: Fit{Fallback: true}}.Learn(context.Background(), data, sum, "diffusion", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,12 +117,12 @@ func TestStagedFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("tobit stage %s (%s); diffusion %s (%s), ELBO %.4f", f.Stages[0].Result.Status, f.Stages[0].Result.Detail, f.Result.Status, f.Result.Detail, f.Result.ELBO)
-	if !f.Stages[0].Result.Converged || !f.Result.Converged {
-		t.Errorf("not converged")
+	if !f.Stages[0].Result.Converged || !f.Result.Converged || !f.Result.Fallback {
+		t.Errorf("not converged, or not through the fallback")
 	}
 	// Unstaged: no stage, and the fit ends near the staged one.
 	off := false
-	g, err := Spec{Fit: Fit{Staged: &off}}.Learn(context.Background(), data, sum, "diffusion", nil)
+	g, err := Spec{Fit: Fit{Staged: &off, Fallback: true}}.Learn(context.Background(), data, sum, "diffusion", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
