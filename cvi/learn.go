@@ -93,6 +93,9 @@ const (
 	// StatusMaxIterations: MaxIterations iterations without passing the
 	// test.
 	StatusMaxIterations = "max iterations"
+	// StatusOptimiser: the optimiser failed otherwise (Detail has its
+	// error); the fit is at the best point seen.
+	StatusOptimiser = "optimiser stopped"
 	// StatusNothingToLearn: every parameter is fixed; the sites were fitted
 	// at the given hyperparameters.
 	StatusNothingToLearn = "nothing to learn"
@@ -488,7 +491,10 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		}
 		res.Detail = fmt.Sprintf("no ELBO increase along the search direction (%s); %s", why, gtxt)
 	case err != nil:
-		return res, fmt.Errorf("cvi: optimiser: %w", err)
+		// Any other optimiser failure ends the search at the best point,
+		// not the fit.
+		res.Status = StatusOptimiser
+		res.Detail = fmt.Sprintf("the optimiser stopped: %v; %s", err, gtxt)
 	default:
 		res.Status = r.Status.String()
 		res.Detail = gtxt
