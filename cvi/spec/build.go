@@ -15,6 +15,10 @@ import (
 type Summary struct {
 	// Variance of the observed demand (pooled over products).
 	Variance float64
+	// LogMoment is the mean of log(y + ½)² over the observed demand: the
+	// scale of a log-rate GP with a zero mean (count likelihoods), whose
+	// kernel variance starts there. 0 means "use 1".
+	LogMoment float64
 	// MedianStep is the median spacing of the bin times.
 	MedianStep float64
 	// Features are the products' feature rows (nil if none), Geographic
@@ -29,10 +33,13 @@ type Summary struct {
 // Summarise computes a Summary of data.
 func Summarise(d *cvi.Data, features [][]float64, geographic bool) Summary {
 	s := Summary{Features: features, Geographic: geographic, NP: d.NP}
-	var n, mean, m2 float64
+	var n, mean, m2, lm float64
 	for _, o := range d.Obs {
 		if math.IsNaN(o.Y) {
 			continue
+		}
+		if l := math.Log(math.Max(o.Y, 0) + 0.5); !math.IsInf(l, 0) && !math.IsNaN(l) {
+			lm += l * l
 		}
 		n++
 		delta := o.Y - mean
@@ -41,6 +48,9 @@ func Summarise(d *cvi.Data, features [][]float64, geographic bool) Summary {
 	}
 	if n > 1 {
 		s.Variance = m2 / (n - 1)
+	}
+	if n > 0 {
+		s.LogMoment = lm / n
 	}
 	if !(s.Variance > 0) {
 		s.Variance = 1
@@ -104,7 +114,7 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 	for c := 0; c < copies; c++ {
 		var parts []filter.Temporal
 		for i, t := range comps {
-			k, names, err := buildTemporal(t, sum, len(comps))
+			k, names, err := buildTemporal(t, sum, len(comps), m.Likelihood)
 			if err != nil {
 				return nil, fmt.Errorf("model.temporal[%d]: %w", i, err)
 			}
@@ -161,10 +171,19 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 
 // buildTemporal builds one temporal component and returns the names of
 // its parameters to pin.
-func buildTemporal(t Temporal, sum Summary, ncomp int) (filter.Temporal, []string, error) {
+func buildTemporal(t Temporal, sum Summary, ncomp int, likelihood string) (filter.Temporal, []string, error) {
 	v := t.Variance
 	if v == 0 {
-		v = sum.Variance / float64(ncomp)
+		scale := sum.Variance
+		if likelihood == "poisson" || likelihood == "censored-poisson" {
+			// The GP is the log-rate: start at the scale of log counts,
+			// not of the counts (exp of a variance-100 GP overflows).
+			scale = sum.LogMoment
+			if !(scale > 0) {
+				scale = 1
+			}
+		}
+		v = scale / float64(ncomp)
 	}
 	l := t.Lengthscale
 	if l == 0 {

@@ -1,9 +1,13 @@
 package spec
 
 import (
+	"math"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/filter"
 )
 
 // TestConfigTomlIsValid: the documented config.toml decodes with every key
@@ -96,4 +100,24 @@ func FuzzDecode(f *testing.F) {
 		sum := Summary{Variance: 1, MedianStep: 1, NP: 2, Features: [][]float64{{0, 0}, {1, 0}}, Names: []string{"a", "b"}}
 		_, _ = s.Build(sum, "") // may fail (e.g. a missing transition file), must not panic
 	})
+}
+
+// TestCountLikelihoodStartsOnTheLogScale: with a log link the kernel
+// variance starts at the scale of log counts, not of the counts.
+func TestCountLikelihoodStartsOnTheLogScale(t *testing.T) {
+	d := &cvi.Data{NP: 1, Times: []float64{0, 1, 2, 3}, Obs: []cvi.Obs{{Y: 100, Supply: math.Inf(1)}, {Y: 120, Supply: math.Inf(1)}, {Y: 80, Supply: math.Inf(1)}, {Y: 110, Supply: math.Inf(1)}}}
+	sum := Summarise(d, nil, false)
+	for _, c := range []struct {
+		lik      string
+		lo, high float64
+	}{{"poisson", 15, 30}, {"censored-poisson", 15, 30}, {"tobit", 200, 400}} {
+		b, err := Spec{}.Build(sum, c.lik)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := b.Model.Temporal().(*filter.Matern32).Variance()
+		if v < c.lo || v > c.high {
+			t.Errorf("%s: starting kernel variance %v, want in [%v, %v]", c.lik, v, c.lo, c.high)
+		}
+	}
 }
