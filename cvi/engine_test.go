@@ -201,12 +201,14 @@ func TestFusedParamGradMatchesSeparatePass(t *testing.T) {
 		if _, _, err := e.Converge(1, 1e-8, 100); err != nil {
 			t.Fatal(err)
 		}
-		fused, err := e.gradient(free, nm, 1e-5)
+		all := append(e.Model.Params(nil), e.Lik.Params(nil)...)
+		pm := newParamMap(e, free, nm, e.ParamNames(), all, 0.5)
+		fused, err := e.gradient(free, nm, 1e-5, pm.u0, pm)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.wantPG = false
-		sep, err := e.gradient(free, nm, 1e-5)
+		sep, err := e.gradient(free, nm, 1e-5, pm.u0, pm)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sort"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/gonum/optimize"
@@ -17,8 +19,14 @@ import (
 type LearnOptions struct {
 	// MaxIterations bounds the optimiser's major iterations (default 200).
 	MaxIterations int
-	// Tol stops learning when the ELBO improves by less than
-	// Tol·(1+|ELBO|) over 3 consecutive iterations (default 1e-6).
+	// GradTol is the optimality test: learning has converged when every
+	// component of the ELBO's gradient in the optimiser's variables (log of
+	// each positive parameter; see Learn) is at most GradTol·n_obs in
+	// magnitude, n_obs the number of observed cells (default 1e-3).
+	GradTol float64
+	// Tol ends learning as stalled (not converged) when the ELBO improves
+	// by less than Tol·(1+|ELBO|) over 3 consecutive iterations while the
+	// gradient is still above the GradTol test (default 1e-6).
 	Tol float64
 	// Beta is the CVI damping at the start of every inner solve (default 1;
 	// halved automatically on a step that lowers the ELBO).
@@ -30,29 +38,112 @@ type LearnOptions struct {
 	// Fixed names parameters to hold (names from ParamNames, e.g.
 	// "temporal.lengthscale" or "likelihood.variance").
 	Fixed map[string]bool
-	// FDStep is the central-difference step for kernel gradients in
-	// unconstrained units (default 1e-5).
+	// FDStep is the central-difference step for kernel gradients in the
+	// optimiser's variables, i.e. a relative change of the parameter
+	// (default 1e-5).
 	FDStep float64
+	// MinLengthscale bounds every temporal lengthscale (in time units:
+	// Matérn lengthscales, the quasi-periodic envelope's) below by this
+	// fraction of the median spacing of the data's bins (default 0.5;
+	// negative: no bound). Periodic lengthscales are relative to the
+	// period and are not bounded.
+	MinLengthscale float64
 	// NoCoarse keeps the likelihood's final expectation rule during the
 	// search too (see DiffusionOptions.LearnPoints).
 	NoCoarse bool
+	// Fallback continues learning with central differences of the ELBO
+	// when the search with the envelope gradient stops with the gradient
+	// above the test (see Learn); 2 CVI solves per free parameter per
+	// evaluation.
+	Fallback bool
 	// Progress, if set, is called after every major iteration.
-	Progress func(iter int, elbo float64)
+	Progress func(Progress)
 }
+
+// Progress describes one major iteration of Learn.
+type Progress struct {
+	Iter int
+	// ELBO at the iterate, under Rule.
+	ELBO float64
+	// Gradient is max_i |∂ELBO/∂u_i| in the optimiser's variables, and
+	// GradTol the threshold it must reach (GradTol·n_obs).
+	Gradient, GradTol float64
+	// Rule names the expectation rule the ELBO was computed with when the
+	// likelihood has more than one ("16-point rule"); empty otherwise.
+	Rule string
+}
+
+// Stopping statuses of Learn (Result.Status).
+const (
+	// StatusConverged: the optimality test passed, max_i |∂ELBO/∂u_i| ≤
+	// GradTol·n_obs at the returned hyperparameters (search rule).
+	StatusConverged = "converged"
+	// StatusStalled: the ELBO improved by less than Tol·(1+|ELBO|) over 3
+	// iterations but the gradient is still above the test; the ELBO's
+	// noise floor (inner CVI tolerance, quadrature) hides further progress.
+	StatusStalled = "stalled"
+	// StatusLineSearch: the line search found no point that raises the
+	// ELBO and satisfies the curvature condition along the search
+	// direction (within 10 trial points, or the step underflowed) at a
+	// point where the gradient is above the test: the ELBO's noise floor,
+	// infeasible trial points (Detail says), or a gradient that disagrees
+	// with the ELBO (the diffusion likelihood's Gauss–Newton fixed point;
+	// see LearnOptions.Fallback).
+	StatusLineSearch = "line search failed"
+	// StatusMaxIterations: MaxIterations iterations without passing the
+	// test.
+	StatusMaxIterations = "max iterations"
+	// StatusOptimiser: the optimiser failed otherwise (Detail has its
+	// error); the fit is at the best point seen.
+	StatusOptimiser = "optimiser stopped"
+	// StatusNothingToLearn: every parameter is fixed; the sites were fitted
+	// at the given hyperparameters.
+	StatusNothingToLearn = "nothing to learn"
+)
 
 // Result summarises a learning run.
 type Result struct {
+	// ELBO of the final state, under FinalRule.
 	ELBO       float64
 	Iterations int
 	Evals      int
 	CVISteps   int
-	Converged  bool
-	Status     string
+	// Infeasible counts the trial points rejected as infeasible.
+	Infeasible int
+	// Converged reports Status == StatusConverged (or nothing to learn).
+	Converged bool
+	// Status is one of the Status constants; Detail says it with numbers.
+	Status string
+	Detail string
+	// Gradient is max_i |∂ELBO/∂u_i| at the returned hyperparameters under
+	// the search rule (what the optimality test saw), GradTol the test's
+	// threshold GradTol·n_obs, and FinalGradient the same norm at the
+	// final state under FinalRule (equal to Gradient when the likelihood
+	// has one rule).
+	Gradient, GradTol, FinalGradient float64
+	// Fallback reports that the search continued with central differences
+	// of the ELBO after the envelope gradient stopped it (see Learn); the
+	// Gradient and FinalGradient are then such differences.
+	Fallback bool
+	// SearchELBO is the ELBO at the returned hyperparameters under
+	// SearchRule (the last progress line's rule); ELBO differs from it by
+	// the rule switch only.
+	SearchELBO            float64
+	SearchRule, FinalRule string
+	// Unmoved names the learned parameters that ended within a relative
+	// 1e-6 of their starting values (the sink: within 1e-6).
+	Unmoved []string
+	// Warnings are for the user: unmoved parameters, a final gradient
+	// above the test after the rule switch, lengthscales at their bound.
+	Warnings []string
 }
 
 func (o *LearnOptions) defaults() {
 	if o.MaxIterations <= 0 {
 		o.MaxIterations = 200
+	}
+	if o.GradTol <= 0 {
+		o.GradTol = 1e-3
 	}
 	if o.Tol <= 0 {
 		o.Tol = 1e-6
@@ -68,6 +159,9 @@ func (o *LearnOptions) defaults() {
 	}
 	if o.FDStep <= 0 {
 		o.FDStep = 1e-5
+	}
+	if o.MinLengthscale == 0 {
+		o.MinLengthscale = 0.5
 	}
 }
 
@@ -89,8 +183,21 @@ func (e *Engine) ParamNames() []string {
 // log marginal likelihood log Z̃ with the sites held fixed (obtained by
 // central differences of filter passes, run in parallel), and in a
 // likelihood parameter that of Σ E_q[log p(y|f)] with q held fixed
-// (analytic). This needs far fewer iterations than the reference's one
-// Adam step per CVI step, and stops on convergence.
+// (analytic).
+//
+// The optimiser's variables are u = log θ for every positive parameter θ
+// (variances, lengthscales, periods, σ², ℓ_diff), u = log(θ − θ_min) for
+// temporal lengthscales bounded below by θ_min = MinLengthscale × the
+// median bin spacing, and the raw value for the sink (tanh|u|, already
+// scale-free). A change of units of the demand or of time is then a shift
+// of u, to which L-BFGS is invariant, so the search does not depend on
+// the units. The stored representation (softplus⁻¹) is unchanged.
+//
+// A trial point where the hyperparameters are invalid, or the ELBO or its
+// gradient is NaN or infinite (or CVI fails there), is infeasible: the
+// line search sees +Inf and backs off, and the sites return to the last
+// feasible point's. Learning ends at the best point seen, with
+// Result.Status saying why it stopped (see the Status constants).
 func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	opts.defaults()
 	nm := e.Model.NumParams()
@@ -134,15 +241,29 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		e.Invalidate()
 		coarseOn = true
 	}
+	res.SearchRule = ruleName(e.Lik)
 	if len(free) == 0 {
 		n, elbo, err := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
-		res.ELBO, res.CVISteps, res.Converged, res.Status = elbo, n, err == nil, "nothing to learn"
+		res.ELBO, res.SearchELBO, res.CVISteps, res.Converged = elbo, elbo, n, err == nil
+		res.Status, res.Detail = StatusNothingToLearn, "every hyperparameter is fixed"
+		res.FinalRule = res.SearchRule
 		return res, err
 	}
+	pm := newParamMap(e, free, nm, names, all, opts.MinLengthscale)
+	nobs := 0
+	for i := range e.Data.Obs {
+		if e.Data.Observed(i) {
+			nobs++
+		}
+	}
+	res.GradTol = opts.GradTol * float64(max(nobs, 1))
 	set := func(x []float64) error {
 		p := append([]float64(nil), all...)
 		for j, i := range free {
-			p[i] = x[j]
+			p[i] = pm.raw(j, x[j])
+			if math.IsNaN(p[i]) || math.IsInf(p[i], 0) {
+				return fmt.Errorf("cvi: %s out of range", names[i])
+			}
 		}
 		if err := e.Model.SetParams(p[:nm]); err != nil {
 			return err
@@ -160,8 +281,69 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		evalErr  error
 		bestELBO = math.Inf(-1)
 		bestX    []float64
+		bestG    []float64
+		// Sites of the last feasible evaluation, restored after an
+		// infeasible one so that the next solve starts from sane sites.
+		good1 = append([]float64(nil), e.Sites.Nat1...)
+		good2 = append([]float64(nil), e.Sites.Nat2...)
 	)
-	rec := &recorder{f: opts.Progress, improve: math.Inf(1)}
+	rec := &recorder{f: opts.Progress, improve: math.Inf(1), gradTol: res.GradTol, rule: res.SearchRule}
+	infeasible := func() {
+		res.Infeasible++
+		rec.infeasible++
+		lastF = math.Inf(1)
+		for j := range lastG {
+			lastG[j] = 0
+		}
+		copy(e.Sites.Nat1, good1)
+		copy(e.Sites.Nat2, good2)
+		e.Invalidate()
+	}
+	// The envelope gradient is exact when the CVI fixed point maximises the
+	// ELBO over q. With Gauss–Newton curvature (the diffusion likelihood)
+	// it is not, and the envelope gradient can disagree with the ELBO it
+	// should differentiate; with opts.Fallback, when the search stops with
+	// a large gradient, learning continues with central differences of the
+	// ELBO at the CVI fixed point (fdMode), each a warm-started CVI solve.
+	fdMode := false
+	fdGrad := func(x []float64) ([]float64, error) {
+		c1 := append([]float64(nil), e.Sites.Nat1...)
+		c2 := append([]float64(nil), e.Sites.Nat2...)
+		defer func() {
+			copy(e.Sites.Nat1, c1)
+			copy(e.Sites.Nat2, c2)
+			_ = set(x)
+			e.Invalidate()
+		}()
+		g := make([]float64, len(free))
+		xp := make([]float64, len(x))
+		for j := range free {
+			var f [2]float64
+			for s, sign := range []float64{1, -1} {
+				copy(xp, x)
+				xp[j] += sign * fdELBOStep
+				copy(e.Sites.Nat1, c1)
+				copy(e.Sites.Nat2, c2)
+				if err := set(xp); err != nil {
+					return nil, err
+				}
+				n, elbo, err := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
+				res.CVISteps += n
+				if err != nil {
+					return nil, err
+				}
+				f[s] = elbo
+			}
+			g[j] = (f[0] - f[1]) / (2 * fdELBOStep)
+		}
+		return g, nil
+	}
+	grad := func(x []float64) ([]float64, error) {
+		if fdMode {
+			return fdGrad(x)
+		}
+		return e.gradient(free, nm, opts.FDStep, x, pm)
+	}
 	eval := func(x []float64) {
 		if lastX != nil && equal(x, lastX) {
 			return
@@ -173,81 +355,331 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 			return
 		}
 		if err := set(x); err != nil {
-			lastF = math.Inf(1)
+			infeasible()
 			return
 		}
 		res.Evals++
-		n, elbo, err := e.Converge(opts.Beta, rec.innerTol(opts.InnerTol), opts.InnerMax)
+		itol := rec.innerTol(opts.InnerTol)
+		if fdMode {
+			itol = opts.InnerTol
+		}
+		n, elbo, err := e.Converge(opts.Beta, itol, opts.InnerMax)
 		res.CVISteps += n
-		if err != nil || math.IsNaN(elbo) {
-			lastF = math.Inf(1)
+		if err != nil || math.IsNaN(elbo) || math.IsInf(elbo, 0) {
+			infeasible()
 			return
 		}
-		lastF = -elbo
-		if elbo > bestELBO {
-			bestELBO, bestX = elbo, append(bestX[:0], x...)
-		}
-		g, err := e.gradient(free, nm, opts.FDStep)
+		g, err := grad(x)
 		if err != nil {
-			lastF = math.Inf(1)
+			infeasible()
 			return
 		}
 		for j := range g {
+			if math.IsNaN(g[j]) || math.IsInf(g[j], 0) {
+				infeasible()
+				return
+			}
 			lastG[j] = -g[j]
+		}
+		lastF = -elbo
+		copy(good1, e.Sites.Nat1)
+		copy(good2, e.Sites.Nat2)
+		if elbo > bestELBO {
+			bestELBO, bestX, bestG = elbo, append(bestX[:0], x...), append(bestG[:0], g...)
 		}
 	}
 	// The ELBO at a CVI fixed point carries noise of the order of the
 	// inner tolerance, so near the optimum the line search can probe one
-	// point over and over: stop when it has not completed an iteration in
-	// maxProbe evaluations.
-	const maxProbe = 4
+	// point over and over: it has failed when it has not completed an
+	// iteration in maxProbe evaluations.
+	const maxProbe = 10
 	problem := optimize.Problem{
 		Func: func(x []float64) float64 { eval(x); rec.probes++; return lastF },
 		Grad: func(grad, x []float64) { eval(x); copy(grad, lastG) },
 		Status: func() (optimize.Status, error) {
 			if rec.probes > maxProbe {
-				return stalled, nil
+				return lineSearchFailed, nil
 			}
 			return optimize.NotTerminated, nil
 		},
 	}
 	x0 := make([]float64, len(free))
-	for j, i := range free {
-		x0[j] = all[i]
+	for j := range free {
+		x0[j] = pm.u0[j]
 	}
 	settings := &optimize.Settings{
-		MajorIterations: opts.MaxIterations,
-		Converger:       &optimize.FunctionConverge{Relative: opts.Tol, Absolute: opts.Tol, Iterations: 3},
-		Recorder:        rec,
+		GradientThreshold: res.GradTol,
+		MajorIterations:   opts.MaxIterations,
+		Converger:         &optimize.FunctionConverge{Relative: opts.Tol, Absolute: opts.Tol, Iterations: 3},
+		Recorder:          rec,
 	}
 	r, err := optimize.Minimize(problem, x0, settings, &optimize.LBFGS{})
 	if evalErr != nil {
 		return res, evalErr
 	}
 	if bestX == nil {
-		return res, fmt.Errorf("cvi: learning failed: no finite ELBO (%v)", err)
+		return res, fmt.Errorf("cvi: learning failed: no finite ELBO at the starting hyperparameters (%v)", err)
+	}
+	used := 0
+	if r != nil {
+		used = r.Stats.MajorIterations
+	}
+	stopped := err != nil || (r != nil && (r.Status == optimize.FunctionConvergence || r.Status == lineSearchFailed))
+	if stopped && maxAbs(bestG) > res.GradTol && used < opts.MaxIterations && opts.Fallback {
+		// Continue from the best point with the gradient of the ELBO
+		// itself (see fdMode).
+		fdMode, lastX, bestELBO = true, nil, math.Inf(-1)
+		rec.probes = 0
+		start := append([]float64(nil), bestX...)
+		settings.MajorIterations = opts.MaxIterations - used
+		settings.Converger = &optimize.FunctionConverge{Relative: opts.Tol, Absolute: opts.Tol, Iterations: 3}
+		r2, err2 := optimize.Minimize(problem, start, settings, &optimize.LBFGS{})
+		if evalErr != nil {
+			return res, evalErr
+		}
+		if r2 != nil {
+			r2.Stats.MajorIterations += used
+		}
+		r, err = r2, err2
+		res.Fallback = true
 	}
 	// Leave the engine at the best point seen, with converged sites of the
 	// final expectation rule.
 	if err := set(bestX); err != nil {
 		return res, err
 	}
+	res.SearchELBO = bestELBO
+	res.Gradient = maxAbs(bestG)
 	fine()
+	res.FinalRule = ruleName(e.Lik)
 	n, elbo, cerr := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
 	res.CVISteps += n
 	res.ELBO = elbo
-	if r != nil {
-		res.Iterations = r.Stats.MajorIterations
-		res.Status = r.Status.String()
-		res.Converged = r.Status == optimize.FunctionConvergence || r.Status == optimize.GradientThreshold || r.Status == stalled
-	}
 	if cerr != nil {
 		return res, cerr
 	}
-	if err != nil && !errors.Is(err, optimize.ErrLinesearcherFailure) && r == nil {
-		return res, fmt.Errorf("cvi: optimiser: %w", err)
+	res.FinalGradient = res.Gradient
+	if res.FinalRule != res.SearchRule {
+		g, gerr := grad(bestX)
+		if gerr != nil {
+			return res, gerr
+		}
+		res.FinalGradient = maxAbs(g)
+	}
+	if r != nil {
+		res.Iterations = r.Stats.MajorIterations
+	}
+	gtxt := fmt.Sprintf("max |dELBO/dlog θ| = %.3g, test %.3g (%g × %d observed cells)", res.Gradient, res.GradTol, opts.GradTol, nobs)
+	if res.Fallback {
+		gtxt += "; gradient by finite differences of the ELBO after the envelope gradient stopped"
+	}
+	switch {
+	case res.Gradient <= res.GradTol:
+		res.Status, res.Converged = StatusConverged, true
+		res.Detail = gtxt
+	case r != nil && r.Status == optimize.IterationLimit:
+		res.Status = StatusMaxIterations
+		res.Detail = fmt.Sprintf("%d iterations; %s", opts.MaxIterations, gtxt)
+	case r != nil && r.Status == optimize.FunctionConvergence:
+		res.Status = StatusStalled
+		res.Detail = fmt.Sprintf("ELBO gained less than %g relative over 3 iterations; %s", opts.Tol, gtxt)
+	case (r != nil && r.Status == lineSearchFailed) || errors.Is(err, optimize.ErrLinesearcherFailure) || errors.Is(err, optimize.ErrNoProgress):
+		res.Status = StatusLineSearch
+		why := "the ELBO's noise floor, or a gradient that disagrees with the ELBO"
+		if rec.infeasible > 0 {
+			why = fmt.Sprintf("%d of its trial points infeasible: invalid hyperparameters or a NaN/Inf ELBO", rec.infeasible)
+		}
+		res.Detail = fmt.Sprintf("no ELBO increase along the search direction (%s); %s", why, gtxt)
+	case err != nil:
+		// Any other optimiser failure ends the search at the best point,
+		// not the fit.
+		res.Status = StatusOptimiser
+		res.Detail = fmt.Sprintf("the optimiser stopped: %v; %s", err, gtxt)
+	default:
+		res.Status = r.Status.String()
+		res.Detail = gtxt
+	}
+	if res.FinalRule != res.SearchRule && res.Converged && res.FinalGradient > res.GradTol {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("with the %s the gradient at the learned hyperparameters is %.3g, above the test %.3g passed with the %s", res.FinalRule, res.FinalGradient, res.GradTol, res.SearchRule))
+	}
+	for j, i := range free {
+		if math.Abs(bestX[j]-x0[j]) <= 1e-6*pm.sc[j] {
+			res.Unmoved = append(res.Unmoved, names[i])
+		}
+		if pm.kind[j] == boundedLog && pm.value(j, bestX[j]) < 1.01*pm.lo[j] {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is at its lower bound %.4g (%g × the median bin spacing)", names[i], pm.lo[j], opts.MinLengthscale))
+		}
+	}
+	if len(res.Unmoved) > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("not moved from the starting value: %s", strings.Join(res.Unmoved, ", ")))
 	}
 	return res, nil
+}
+
+// ruleName names the likelihood's current expectation rule when it has a
+// choice of rules, "" otherwise.
+func ruleName(l Likelihood) string {
+	d, ok := l.(*Diffusion)
+	if !ok || d.opts.Expectation != JointExpectation || d.zLearn == d.zFine {
+		return ""
+	}
+	return fmt.Sprintf("%d-point rule", 2*d.z.RawMatrix().Rows)
+}
+
+func maxAbs(g []float64) float64 {
+	var m float64
+	for _, v := range g {
+		m = math.Max(m, math.Abs(v))
+	}
+	return m
+}
+
+// Kinds of optimiser variable.
+const (
+	logParam   = iota // u = log θ
+	boundedLog        // u = log(θ − lo)
+	rawParam          // u = the stored value (the sink's tanh|u|)
+)
+
+// paramMap maps the optimiser's variables u to the stored (softplus⁻¹)
+// parameters of the free hyperparameters.
+type paramMap struct {
+	kind []int
+	lo   []float64
+	sc   []float64 // u = sc·log(θ − lo)
+	u0   []float64
+}
+
+func newParamMap(e *Engine, free []int, nm int, names []string, all []float64, minFrac float64) *paramMap {
+	n := len(free)
+	pm := &paramMap{kind: make([]int, n), lo: make([]float64, n), sc: make([]float64, n), u0: make([]float64, n)}
+	roles := temporalRoles(e.Model)
+	times := e.Data.Times
+	step := medianStep(times)
+	var span float64
+	if len(times) > 1 {
+		span = times[len(times)-1] - times[0]
+	}
+	for j, i := range free {
+		pm.sc[j] = 1
+		switch {
+		case i >= nm && strings.HasSuffix(names[i], "sink"):
+			pm.kind[j] = rawParam
+			pm.u0[j] = all[i]
+			continue
+		case i < nm && roles[i] == roleLengthscale && minFrac > 0 && step > 0:
+			pm.kind[j] = boundedLog
+			pm.lo[j] = minFrac * step
+		default:
+			pm.kind[j] = logParam
+		}
+		v := filter.Softplus(all[i])
+		if pm.kind[j] == boundedLog && !(v > pm.lo[j]) {
+			v = 2 * pm.lo[j] // a start below the bound moves to the median spacing
+		}
+		if i < nm && roles[i] == rolePeriod && span > 0 {
+			// A relative change δ of the period shifts the phase at the end
+			// of the data by 2π·(span/period)·δ radians: scale log θ so that
+			// a unit step turns the phase by one radian, not by e-fold the
+			// period (the likelihood has an optimum at every harmonic).
+			pm.sc[j] = math.Max(1, 2*math.Pi*span/v)
+		}
+		pm.u0[j] = pm.sc[j] * math.Log(v-pm.lo[j])
+	}
+	return pm
+}
+
+// value returns the parameter θ at u.
+func (pm *paramMap) value(j int, u float64) float64 {
+	switch pm.kind[j] {
+	case rawParam:
+		return u
+	}
+	return pm.lo[j] + math.Exp(u/pm.sc[j])
+}
+
+// raw returns the stored parameter at u (NaN when θ under- or overflows).
+func (pm *paramMap) raw(j int, u float64) float64 {
+	if pm.kind[j] == rawParam {
+		return u
+	}
+	return filter.SoftplusInv(pm.value(j, u))
+}
+
+// dRaw returns d raw / du at u.
+func (pm *paramMap) dRaw(j int, u float64) float64 {
+	if pm.kind[j] == rawParam {
+		return 1
+	}
+	v := pm.value(j, u)
+	// softplus'(raw) = 1 − e^{−θ}; dθ/du = (θ − lo)/sc.
+	return (v - pm.lo[j]) / pm.sc[j] / -math.Expm1(-v)
+}
+
+// Roles of model parameters that the optimiser's variables treat apart.
+const (
+	roleOther       = iota
+	roleLengthscale // a lengthscale in time units
+	rolePeriod      // a period
+)
+
+// temporalRoles returns the role of every model parameter: lengthscales
+// in time units (Matérn lengthscales, the quasi-periodic envelope's) and
+// periods. Kernels it does not know are all roleOther.
+func temporalRoles(m *filter.Model) []int {
+	out := make([]int, m.NumParams())
+	nt := 0
+	for _, n := range m.ParamNames() {
+		if strings.HasPrefix(n, "temporal.") {
+			nt++
+		}
+	}
+	var marks []int
+	if k := m.Temporal(); k.NumParams() == nt {
+		marks = kernelRoles(k)
+	} else {
+		for p := 0; p < m.NumProducts(); p++ {
+			marks = append(marks, kernelRoles(m.TemporalOf(p))...)
+		}
+	}
+	if len(marks) == nt {
+		copy(out, marks)
+	}
+	return out
+}
+
+func kernelRoles(k filter.Temporal) []int {
+	switch k := k.(type) {
+	case *filter.Matern12, *filter.Matern32, *filter.Matern52:
+		return []int{roleOther, roleLengthscale}
+	case *filter.Periodic:
+		return []int{roleOther, roleOther, rolePeriod}
+	case *filter.QuasiPeriodic:
+		return []int{roleOther, roleOther, rolePeriod, roleLengthscale}
+	case *filter.Sum:
+		var out []int
+		for i := 0; i < k.Len(); i++ {
+			out = append(out, kernelRoles(k.Component(i))...)
+		}
+		return out
+	case *filter.Product:
+		a, b := k.Factors()
+		return append(kernelRoles(a), kernelRoles(b)...)
+	}
+	return make([]int, k.NumParams())
+}
+
+// medianStep is the median spacing of sorted times (0 for fewer than 2).
+func medianStep(t []float64) float64 {
+	if len(t) < 2 {
+		return 0
+	}
+	d := make([]float64, len(t)-1)
+	for i := range d {
+		d[i] = t[i+1] - t[i]
+	}
+	sort.Float64s(d)
+	return d[len(d)/2]
 }
 
 func equal(a, b []float64) bool {
@@ -262,9 +694,9 @@ func equal(a, b []float64) bool {
 	return true
 }
 
-// gradient returns dELBO/dθ for the free parameters at the current
-// (converged) state.
-func (e *Engine) gradient(free []int, nm int, h float64) ([]float64, error) {
+// gradient returns dELBO/du for the free parameters at the current
+// (converged) state, u the optimiser's variables at x.
+func (e *Engine) gradient(free []int, nm int, h float64, x []float64, pm *paramMap) ([]float64, error) {
 	g := make([]float64, len(free))
 	var kern []int // positions in free of model parameters
 	for j, i := range free {
@@ -273,7 +705,7 @@ func (e *Engine) gradient(free []int, nm int, h float64) ([]float64, error) {
 		}
 	}
 	if len(kern) > 0 {
-		if err := e.kernelGradient(free, kern, h, g); err != nil {
+		if err := e.kernelGradient(free, kern, h, g, func(j int, sign float64) float64 { return pm.raw(j, x[j]+sign*h) }); err != nil {
 			return nil, err
 		}
 	}
@@ -291,7 +723,7 @@ func (e *Engine) gradient(free []int, nm int, h float64) ([]float64, error) {
 		}
 		for j, i := range free {
 			if i >= nm {
-				g[j] = lg[i-nm]
+				g[j] = lg[i-nm] * pm.dRaw(j, x[j])
 			}
 		}
 	}
@@ -299,8 +731,9 @@ func (e *Engine) gradient(free []int, nm int, h float64) ([]float64, error) {
 }
 
 // kernelGradient fills g[j] for j in kern with the central difference of
-// log Z̃ in model parameter free[j], sites fixed, on all cores.
-func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64) error {
+// log Z̃ in the optimiser's variable j, sites fixed, on all cores:
+// rawAt(j, ±1) is model parameter free[j]'s stored value at u_j ± h.
+func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64, rawAt func(j int, sign float64) float64) error {
 	base := e.Model.Params(nil)
 	workers := min(runtime.GOMAXPROCS(0), len(kern))
 	jobs := make(chan int)
@@ -323,19 +756,25 @@ func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64) error 
 			post := &gw.post
 			gw.p = resize(gw.p, len(base))
 			p := gw.p
+			failed := false
 			for j := range jobs {
+				if failed {
+					continue // drain
+				}
 				i := free[j]
 				var f [2]float64
 				for s, sign := range []float64{1, -1} {
 					copy(p, base)
-					p[i] += sign * h
+					p[i] = rawAt(j, sign)
 					if err := m.SetParams(p); err != nil {
 						errs <- err
-						return
+						failed = true
+						break
 					}
 					if err := filter.Filter(post, m, e.times, e.Sites); err != nil {
 						errs <- err
-						return
+						failed = true
+						break
 					}
 					f[s] = post.LogLik
 				}
@@ -363,18 +802,26 @@ type gradWorker struct {
 	p    []float64
 }
 
-// stalled ends learning when the line search only probes the noise floor
-// of the ELBO around the optimum.
-var stalled = optimize.NewStatus("Stalled", true, nil)
+// fdELBOStep is the central-difference step, in the optimiser's
+// variables, of the ELBO gradient of the fallback search: large enough
+// that the ELBO's change dwarfs the inner CVI tolerance.
+const fdELBOStep = 1e-2
+
+// lineSearchFailed ends learning when the line search has probed
+// maxProbe points without completing an iteration.
+var lineSearchFailed = optimize.NewStatus("LineSearchFailed", true, nil)
 
 // recorder reports progress and counts evaluations since the last major
 // iteration.
 type recorder struct {
-	f       func(int, float64)
-	iter    int
-	probes  int
-	lastF   float64
-	improve float64 // relative ELBO gain of the last iteration
+	f          func(Progress)
+	infeasible int // infeasible evaluations since the last major iteration
+	gradTol    float64
+	rule       string
+	iter       int
+	probes     int
+	lastF      float64
+	improve    float64 // relative ELBO gain of the last iteration
 }
 
 // innerTol is the CVI tolerance for the next evaluation: while the
@@ -393,12 +840,13 @@ func (r *recorder) Record(loc *optimize.Location, op optimize.Operation, _ *opti
 	if op&optimize.MajorIteration != 0 {
 		r.iter++
 		r.probes = 0
+		r.infeasible = 0
 		if r.iter > 1 {
 			r.improve = math.Abs(loc.F-r.lastF) / (1 + math.Abs(loc.F))
 		}
 		r.lastF = loc.F
 		if r.f != nil {
-			r.f(r.iter, -loc.F)
+			r.f(Progress{Iter: r.iter, ELBO: -loc.F, Gradient: maxAbs(loc.Gradient), GradTol: r.gradTol, Rule: r.rule})
 		}
 	}
 	return nil

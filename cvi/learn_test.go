@@ -43,7 +43,7 @@ func TestLearnGaussianIsTypeIIML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Learn(context.Background(), LearnOptions{Tol: 1e-10})
+	res, err := e.Learn(context.Background(), LearnOptions{Tol: 1e-12, GradTol: 1e-7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestLearnEndsOnTheFinePointRule(t *testing.T) {
 	}
 	fixed := map[string]bool{"likelihood.lengthscale": true, "likelihood.sink": true}
 	var sawCoarse bool
-	res, err := e.Learn(context.Background(), LearnOptions{Fixed: fixed, Progress: func(int, float64) {
+	res, err := e.Learn(context.Background(), LearnOptions{Fixed: fixed, Progress: func(Progress) {
 		sawCoarse = sawCoarse || lik.z == lik.zLearn
 	}})
 	if err != nil {
@@ -108,12 +108,111 @@ func TestLearnEndsOnTheFinePointRule(t *testing.T) {
 	// With ℓ and π learned the fine rule is kept throughout.
 	e2, lik2 := triangleEngine(t, 120, DiffusionOptions{Points: 64, LearnPoints: 8})
 	sawCoarse = false
-	if _, err := e2.Learn(context.Background(), LearnOptions{MaxIterations: 3, Progress: func(int, float64) {
+	if _, err := e2.Learn(context.Background(), LearnOptions{MaxIterations: 3, Progress: func(Progress) {
 		sawCoarse = sawCoarse || lik2.z == lik2.zLearn
 	}}); err != nil {
 		t.Fatal(err)
 	}
 	if sawCoarse {
 		t.Error("learning ℓ and π used the coarse rule")
+	}
+}
+
+// nanBelow is a Gaussian likelihood whose expectation is NaN when the
+// noise variance is below floor: a region of hyperparameters where the
+// model cannot be evaluated.
+type nanBelow struct {
+	Factorised
+	g     *Gaussian
+	floor float64
+}
+
+func (l nanBelow) Expect(obs []Obs, mean, vars, grad, curv []float64) float64 {
+	if l.g.Variance() < l.floor {
+		return math.NaN()
+	}
+	return l.Factorised.Expect(obs, mean, vars, grad, curv)
+}
+
+// TestLearnInfeasibleTrialPointsBackOff: a trial point where the ELBO is
+// NaN is an infeasible step, not an abort: learning returns the best
+// feasible point, honestly not converged, since the likelihood wants a
+// noise variance below the NaN floor.
+func TestLearnInfeasibleTrialPointsBackOff(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	data := testData(rng, 80, 2, math.Inf(1))
+	k, _ := filter.NewMatern32(0.5, 1.0)
+	m, _ := filter.NewModel(k, nil, nil, 2)
+	g, _ := NewGaussian(0.3)
+	const floor = 0.05 // the unconstrained optimum is σ² ≈ 0.0076
+	e, err := NewEngine(m, nanBelow{Factorised{g}, g, floor}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Learn(context.Background(), LearnOptions{})
+	if err != nil {
+		t.Fatalf("learning aborted: %v", err)
+	}
+	t.Logf("%s: %s; σ² = %v", res.Status, res.Detail, g.Variance())
+	if !(g.Variance() >= floor) || math.IsNaN(res.ELBO) {
+		t.Errorf("ended at σ² = %v, ELBO %v", g.Variance(), res.ELBO)
+	}
+	if res.Converged {
+		t.Errorf("reported converged at the infeasibility wall with gradient %.3g (test %.3g)", res.Gradient, res.GradTol)
+	}
+}
+
+// TestOptimiserVariables: temporal lengthscales in time units are bounded
+// below by MinLengthscale × the median bin spacing (a start below the
+// bound moves to the median spacing), periodic lengthscales and periods
+// are not, and the map to the stored parameters has the right derivative.
+func TestOptimiserVariables(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	data := testData(rng, 60, 1, math.Inf(1))
+	step := medianStep(data.Times)
+	m32, _ := filter.NewMatern32(1, 0.1*step) // starts below the bound
+	per, _ := filter.NewPeriodic(1, 0.2, 24, 3)
+	qp, _ := filter.NewQuasiPeriodic(1, 0.3, 12, 40, 2, 12)
+	sum, _ := filter.NewSum(m32, per, qp)
+	m, _ := filter.NewModel(sum, nil, nil, 1)
+	g, _ := NewGaussian(0.3)
+	e, err := NewEngine(m, Factorised{g}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := e.ParamNames()
+	all := append(e.Model.Params(nil), e.Lik.Params(nil)...)
+	free := make([]int, len(names))
+	for i := range free {
+		free[i] = i
+	}
+	pm := newParamMap(e, free, e.Model.NumParams(), names, all, 0.5)
+	bounded := map[string]bool{"temporal.0.lengthscale": true, "temporal.2.matern_lengthscale": true}
+	for j, n := range names {
+		if got := pm.kind[j] == boundedLog; got != bounded[n] {
+			t.Errorf("%s: bounded %v, want %v", n, got, bounded[n])
+		}
+		if bounded[n] {
+			if pm.lo[j] != 0.5*step {
+				t.Errorf("%s: bound %v, want %v", n, pm.lo[j], 0.5*step)
+			}
+			for _, u := range []float64{-50, -5, 0, 5} {
+				if v := pm.value(j, u); !(v > pm.lo[j]) && u > -30 {
+					t.Errorf("%s: θ(%v) = %v not above the bound", n, u, v)
+				}
+			}
+		}
+		if (n == "temporal.1.period" || n == "temporal.2.period") != (pm.sc[j] > 1) {
+			t.Errorf("%s: scale %v", n, pm.sc[j])
+		}
+		// d raw/du against a central difference.
+		u, h := pm.u0[j], 1e-6
+		fd := (pm.raw(j, u+h) - pm.raw(j, u-h)) / (2 * h)
+		if d := pm.dRaw(j, u); math.Abs(d-fd) > 1e-6*(1+math.Abs(fd)) {
+			t.Errorf("%s: d raw/du %v, central difference %v", n, d, fd)
+		}
+	}
+	if v := pm.value(1, pm.u0[1]); math.Abs(v-step) > 1e-12*step {
+		t.Errorf("a lengthscale starting below the bound starts at %v, want the median spacing %v", v, step)
 	}
 }

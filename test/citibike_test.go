@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/dcgpd/dcgpd/internal/synth"
@@ -92,6 +93,7 @@ tolerance = 1e-5
 		if code != 0 {
 			t.Fatalf("fit %s: exit %d\n%s", lik, code, stderr)
 		}
+		t.Logf("%s summary:\n%s", lik, tailLines(stderr, 14))
 		post := readCSV(t, out)
 		var s float64
 		i := 1
@@ -112,4 +114,13 @@ tolerance = 1e-5
 	if !(rmse["diffusion"] < rmse["tobit"]) {
 		t.Errorf("DCGP in-sample RMSE %.3f is not below CGP's %.3f", rmse["diffusion"], rmse["tobit"])
 	}
+}
+
+// tailLines returns the last n lines of s.
+func tailLines(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,6 +91,13 @@ func TestSimulateFitRecoversTrueDemand(t *testing.T) {
 		}
 		if !strings.Contains(stderr, "ELBO") {
 			t.Errorf("fit %s: no progress on stderr", lik)
+		}
+		// The summary states why learning stopped, with the gradient test.
+		if !regexp.MustCompile(`(?m)^  status: (converged|stalled|line search failed|max iterations): .*test `).MatchString(stderr) {
+			t.Errorf("fit %s: no stopping status in the summary:\n%s", lik, stderr)
+		}
+		if lik == "diffusion" && !strings.Contains(stderr, "stage tobit: ") {
+			t.Errorf("fit diffusion: not staged from tobit:\n%s", stderr)
 		}
 		post := readCSV(t, out)
 		if len(post) != len(obs) {

@@ -120,48 +120,65 @@ type fitResult struct {
 	elapsed time.Duration
 }
 
-// fitGrid builds the configured model for data and fits it.
+// fitGrid builds the configured model for data and fits it (staged for
+// the diffusion likelihood unless [fit] staged = false; see spec.Learn).
 func fitGrid(ctx context.Context, data *cvi.Data, prods *csvio.Products, sp spec.Spec, lik string, progress io.Writer) (*fitResult, error) {
 	start := time.Now()
 	sum := spec.Summarise(data, prods.Features, prods.Geographic)
 	sum.Names = prods.Names
-	b, err := sp.Build(sum, lik)
-	if err != nil {
-		return nil, err
-	}
-	e, err := cvi.NewEngine(b.Model, b.Lik, data)
-	if err != nil {
-		return nil, err
-	}
-	r := &fitResult{engine: e, built: b}
-	opts := b.Options
-	opts.Progress = func(it int, elbo float64) {
-		fmt.Fprintf(progress, "iteration %4d  ELBO %.6f  (%.1fs)\n", it, elbo, time.Since(start).Seconds())
-	}
-	if b.Learn {
-		r.learned, err = e.Learn(ctx, opts)
-	} else {
-		var n int
-		n, r.learned.ELBO, err = e.Converge(1, 1e-9, 500)
-		r.learned.CVISteps = n
-	}
+	f, err := sp.Learn(ctx, data, sum, lik, func(stage string, p cvi.Progress) {
+		rule := ""
+		if p.Rule != "" {
+			rule = "  [" + p.Rule + "]"
+		}
+		fmt.Fprintf(progress, "%s iteration %4d  ELBO %.6f%s  max|grad| %.3g (test %.3g)  (%.1fs)\n",
+			stage, p.Iter, p.ELBO, rule, p.Gradient, p.GradTol, time.Since(start).Seconds())
+	})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, fmt.Errorf("interrupted")
 		}
 		return nil, err
 	}
+	b, e := f.Built, f.Engine
+	r := &fitResult{engine: e, built: b, learned: f.Result}
 	if err := e.PredictAll(&r.post); err != nil {
 		return nil, err
 	}
 	r.noise = b.Lik.NoiseVariance()
 	r.elapsed = time.Since(start)
-	fmt.Fprintf(progress, "fitted %s likelihood: ELBO %.6f after %d iterations (%d CVI steps, %s) in %.2fs\n",
-		likName(b), r.learned.ELBO, r.learned.Iterations, r.learned.CVISteps, r.learned.Status, r.elapsed.Seconds())
+	for _, st := range f.Stages {
+		fmt.Fprintf(progress, "stage %s: ELBO %.6f after %d iterations, %s (%s) in %.2fs; the next stage starts from its hyperparameters\n",
+			st.Likelihood, st.Result.ELBO, st.Result.Iterations, st.Result.Status, st.Result.Detail, st.Elapsed.Seconds())
+	}
+	res := r.learned
+	rule := ""
+	if res.FinalRule != "" {
+		rule = " (" + res.FinalRule + ")"
+	}
+	fmt.Fprintf(progress, "fitted %s likelihood: ELBO %.6f%s after %d iterations (%d CVI steps) in %.2fs\n",
+		likName(b), res.ELBO, rule, res.Iterations, res.CVISteps, r.elapsed.Seconds())
+	if res.SearchRule != res.FinalRule {
+		fmt.Fprintf(progress, "  the search's ELBO at these hyperparameters was %.6f with the %s; the final posterior is re-fitted with the %s\n",
+			res.SearchELBO, res.SearchRule, res.FinalRule)
+	}
+	fmt.Fprintf(progress, "  status: %s: %s\n", res.Status, res.Detail)
+	for _, w := range append(f.Warnings, res.Warnings...) {
+		fmt.Fprintf(progress, "  warning: %s\n", w)
+	}
+	unmoved := map[string]bool{}
+	for _, n := range res.Unmoved {
+		unmoved[n] = true
+	}
 	for _, p := range b.Parameters() {
-		state := "fixed"
-		if p.Learned {
-			state = "learned"
+		state := "learned"
+		switch {
+		case b.Fixed[p.Name]:
+			state = "fixed"
+		case !b.Learn:
+			state = "not learned"
+		case unmoved[p.Name]:
+			state = "learned, but not moved from its start"
 		}
 		fmt.Fprintf(progress, "  %-34s %12.6g  (%s)\n", p.Name, p.Value, state)
 	}

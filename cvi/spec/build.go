@@ -15,6 +15,10 @@ import (
 type Summary struct {
 	// Variance of the observed demand (pooled over products).
 	Variance float64
+	// LogMoment is the mean of log(y + ½)² over the observed demand: the
+	// scale of a log-rate GP with a zero mean (count likelihoods), whose
+	// kernel variance starts there. 0 means "use 1".
+	LogMoment float64
 	// MedianStep is the median spacing of the bin times.
 	MedianStep float64
 	// Features are the products' feature rows (nil if none), Geographic
@@ -29,10 +33,13 @@ type Summary struct {
 // Summarise computes a Summary of data.
 func Summarise(d *cvi.Data, features [][]float64, geographic bool) Summary {
 	s := Summary{Features: features, Geographic: geographic, NP: d.NP}
-	var n, mean, m2 float64
+	var n, mean, m2, lm float64
 	for _, o := range d.Obs {
 		if math.IsNaN(o.Y) {
 			continue
+		}
+		if l := math.Log(math.Max(o.Y, 0) + 0.5); !math.IsInf(l, 0) && !math.IsNaN(l) {
+			lm += l * l
 		}
 		n++
 		delta := o.Y - mean
@@ -41,6 +48,9 @@ func Summarise(d *cvi.Data, features [][]float64, geographic bool) Summary {
 	}
 	if n > 1 {
 		s.Variance = m2 / (n - 1)
+	}
+	if n > 0 {
+		s.LogMoment = lm / n
 	}
 	if !(s.Variance > 0) {
 		s.Variance = 1
@@ -69,6 +79,8 @@ type Built struct {
 	Learn bool
 	// Options are the learning options from [fit].
 	Options cvi.LearnOptions
+	// Likelihood names the likelihood (the configured or default one).
+	Likelihood string
 }
 
 // Build turns the configuration into a model and likelihood for data
@@ -93,7 +105,7 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 		comps = []Temporal{{Kernel: "matern32"}}
 	}
 	fixed := map[string]bool{}
-	b := &Built{Fixed: fixed, Learn: s.Fit.Learn == nil || *s.Fit.Learn}
+	b := &Built{Fixed: fixed, Learn: s.Fit.Learn == nil || *s.Fit.Learn, Likelihood: m.Likelihood}
 	copies := 1
 	if m.PerProduct {
 		copies = sum.NP
@@ -102,7 +114,7 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 	for c := 0; c < copies; c++ {
 		var parts []filter.Temporal
 		for i, t := range comps {
-			k, names, err := buildTemporal(t, sum, len(comps))
+			k, names, err := buildTemporal(t, sum, len(comps), m.Likelihood)
 			if err != nil {
 				return nil, fmt.Errorf("model.temporal[%d]: %w", i, err)
 			}
@@ -152,16 +164,26 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 	if b.Lik, err = buildLikelihood(m, sum, fixed); err != nil {
 		return nil, err
 	}
-	b.Options = cvi.LearnOptions{MaxIterations: s.Fit.MaxIterations, Tol: s.Fit.Tolerance, Beta: s.Fit.Damping, Fixed: fixed}
+	b.Options = cvi.LearnOptions{MaxIterations: s.Fit.MaxIterations, Tol: s.Fit.Tolerance, GradTol: s.Fit.GradientTolerance, Beta: s.Fit.Damping, Fixed: fixed,
+		Fallback: s.Fit.Fallback}
 	return b, nil
 }
 
 // buildTemporal builds one temporal component and returns the names of
 // its parameters to pin.
-func buildTemporal(t Temporal, sum Summary, ncomp int) (filter.Temporal, []string, error) {
+func buildTemporal(t Temporal, sum Summary, ncomp int, likelihood string) (filter.Temporal, []string, error) {
 	v := t.Variance
 	if v == 0 {
-		v = sum.Variance / float64(ncomp)
+		scale := sum.Variance
+		if likelihood == "poisson" || likelihood == "censored-poisson" {
+			// The GP is the log-rate: start at the scale of log counts,
+			// not of the counts (exp of a variance-100 GP overflows).
+			scale = sum.LogMoment
+			if !(scale > 0) {
+				scale = 1
+			}
+		}
+		v = scale / float64(ncomp)
 	}
 	l := t.Lengthscale
 	if l == 0 {
@@ -179,7 +201,7 @@ func buildTemporal(t Temporal, sum Summary, ncomp int) (filter.Temporal, []strin
 	case "periodic", "quasiperiodic":
 		h := t.Harmonics
 		if h == 0 {
-			h = 6
+			h = DefaultHarmonics
 		}
 		if t.Lengthscale == 0 {
 			l = 1

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -45,6 +46,18 @@ func Decode(r io.Reader) (Spec, error) {
 		k := und[0]
 		return Spec{}, fmt.Errorf("line %d: unknown key %q", findKeyLine(b, k), k.String())
 	}
+	// harmonics = 0 written out is an error; omitted, it means the default.
+	comp := -1
+	for _, k := range md.Keys() {
+		switch k.String() {
+		case "model.temporal":
+			comp++
+		case "model.temporal.harmonics":
+			if comp >= 0 && comp < len(s.Model.Temporal) && s.Model.Temporal[comp].Harmonics == 0 {
+				return Spec{}, fmt.Errorf("line %d: model.temporal[%d].harmonics = 0: want 1 to %d (omit the key for the default %d)", findKeyLine(b, k), comp, MaxHarmonics, DefaultHarmonics)
+			}
+		}
+	}
 	if err := s.Validate(); err != nil {
 		return Spec{}, err
 	}
@@ -74,11 +87,51 @@ var (
 	products    = map[string]bool{"independent": true, "matern12": true, "matern32": true, "matern52": true, "rbf": true, "separable-matern32": true}
 )
 
+// Harmonics of periodic components: the default when the key is omitted
+// (or 0 in a Spec built in Go), and the largest accepted. A periodic
+// component has state dimension 2(J+1), and the smoother keeps a D×D
+// covariance per bin: J = 200 is already 1.3 MB per bin.
+const (
+	DefaultHarmonics = 6
+	MaxHarmonics     = 200
+)
+
+// finite returns an error naming key unless every v is finite (TOML
+// accepts nan and inf, which would pass the range checks below).
+func finite(key string, vs ...float64) error {
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s must be a finite number, got %v", key, v)
+		}
+	}
+	return nil
+}
+
 // Validate checks every value that can be checked without data.
 func (s *Spec) Validate() error {
 	m := &s.Model
 	if m.Likelihood != "" && !likelihoods[m.Likelihood] {
 		return fmt.Errorf("model.likelihood %q: want gaussian, tobit, diffusion, poisson or censored-poisson", m.Likelihood)
+	}
+	if err := finite("model.noise_variance", m.NoiseVariance); err != nil {
+		return err
+	}
+	for i, t := range m.Temporal {
+		if err := finite(fmt.Sprintf("model.temporal[%d]: variance, lengthscale, period and matern_lengthscale", i), t.Variance, t.Lengthscale, t.Period, t.MaternLengthscale); err != nil {
+			return err
+		}
+		if t.Harmonics > MaxHarmonics {
+			return fmt.Errorf("model.temporal[%d].harmonics = %d: at most %d (the periodic state has 2(J+1) dimensions, and the smoother keeps its square per bin)", i, t.Harmonics, MaxHarmonics)
+		}
+	}
+	if err := finite("model.product: lengthscale, lengthscales and variance", append([]float64{m.Product.Lengthscale, m.Product.Variance}, m.Product.Lengthscales...)...); err != nil {
+		return err
+	}
+	if err := finite("model.diffusion: lengthscale, sink and cutoff", m.Diffusion.Lengthscale, m.Diffusion.Sink, m.Diffusion.Cutoff); err != nil {
+		return err
+	}
+	if err := finite("fit: tolerance, gradient_tolerance and damping", s.Fit.Tolerance, s.Fit.GradientTolerance, s.Fit.Damping); err != nil {
+		return err
 	}
 	if m.NoiseVariance < 0 {
 		return fmt.Errorf("model.noise_variance must be > 0, got %v", m.NoiseVariance)
@@ -150,8 +203,8 @@ func (s *Spec) Validate() error {
 		return errors.New("model.diffusion: points, learn_points, neighbours and cutoff must not be negative")
 	}
 	f := &s.Fit
-	if f.MaxIterations < 0 || f.Tolerance < 0 {
-		return errors.New("fit: max_iterations and tolerance must not be negative")
+	if f.MaxIterations < 0 || f.Tolerance < 0 || f.GradientTolerance < 0 {
+		return errors.New("fit: max_iterations, tolerance and gradient_tolerance must not be negative")
 	}
 	if f.Damping < 0 || f.Damping > 1 {
 		return fmt.Errorf("fit.damping must be in (0, 1], got %v", f.Damping)

@@ -37,7 +37,9 @@ type Temporal struct {
 	// time grid) start the hyperparameters.
 	Variance    float64 `toml:"variance"`
 	Lengthscale float64 `toml:"lengthscale"`
-	// Period (periodic kinds, required) and Harmonics (default 6).
+	// Period (periodic kinds, required) and Harmonics J (1 to
+	// MaxHarmonics; 0 here means DefaultHarmonics, but harmonics = 0
+	// written in a file is an error).
 	Period    float64 `toml:"period"`
 	Harmonics int     `toml:"harmonics"`
 	// MaternLengthscale and MaternOrder (12 or 32, default 12) of the
@@ -114,12 +116,25 @@ type Diffusion struct {
 type Fit struct {
 	// MaxIterations bounds the optimiser's iterations (default 200).
 	MaxIterations int `toml:"max_iterations"`
-	// Tolerance is the relative ELBO change that counts as converged
-	// (default 1e-7).
+	// GradientTolerance is the optimality test: converged when every
+	// component of the ELBO's gradient in log-parameters is at most this
+	// times the number of observed cells (default 1e-3).
+	GradientTolerance float64 `toml:"gradient_tolerance"`
+	// Tolerance stops learning as stalled (not converged) when the ELBO
+	// improves by less than this, relatively, over 3 iterations (default
+	// 1e-6).
 	Tolerance float64 `toml:"tolerance"`
 	// Damping is the CVI step size β in (0, 1] (default 1, halved
 	// automatically when a step lowers the ELBO).
 	Damping float64 `toml:"damping"`
 	// Learn false fits the sites at the starting hyperparameters only.
 	Learn *bool `toml:"learn"`
+	// Staged (default true): a diffusion fit first fits the Tobit
+	// likelihood with the same prior and starts its kernel hyperparameters
+	// and noise variance there (see Spec.Learn).
+	Staged *bool `toml:"staged"`
+	// Fallback (default false): when the search with the envelope gradient
+	// stops with the gradient above the test, continue with central
+	// differences of the ELBO (see cvi.LearnOptions.Fallback).
+	Fallback bool `toml:"fallback"`
 }

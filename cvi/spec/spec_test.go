@@ -1,9 +1,13 @@
 package spec
 
 import (
+	"math"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/filter"
 )
 
 // TestConfigTomlIsValid: the documented config.toml decodes with every key
@@ -30,6 +34,13 @@ func TestDecodeErrors(t *testing.T) {
 		{"negative noise", "[model]\nnoise_variance = -1.0\n", "noise_variance"},
 		{"bad sites", "[model.diffusion]\nsites = \"block\"\n", "model.diffusion.sites"},
 		{"available with steps", "[model.diffusion]\nmode = \"available\"\nsteps = 2\n", "exactly one step"},
+		{"nan noise", "[model]\nnoise_variance = nan\n", "model.noise_variance must be a finite number"},
+		{"inf lengthscale", "[[model.temporal]]\nkernel = \"matern32\"\nlengthscale = inf\n", "model.temporal[0]"},
+		{"nan sink", "[model.diffusion]\nsink = nan\n", "model.diffusion"},
+		{"nan product lengthscales", "[model.product]\nkernel = \"rbf\"\nlengthscales = [1.0, nan]\n", "model.product"},
+		{"nan tolerance", "[fit]\ntolerance = nan\n", "fit:"},
+		{"harmonics 0", "[[model.temporal]]\nkernel = \"matern32\"\n[[model.temporal]]\nkernel = \"periodic\"\nperiod = 24.0\nharmonics = 0\n", "line 6: model.temporal[1].harmonics = 0"},
+		{"harmonics 1000", "[[model.temporal]]\nkernel = \"periodic\"\nperiod = 24.0\nharmonics = 1000\n", "harmonics = 1000: at most 200"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -38,6 +49,23 @@ func TestDecodeErrors(t *testing.T) {
 				t.Errorf("got %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestHarmonicsOmittedIsDefault: leaving harmonics out gives the default,
+// and an explicit value in range is kept.
+func TestHarmonicsOmittedIsDefault(t *testing.T) {
+	s, err := Decode(strings.NewReader("[[model.temporal]]\nkernel = \"periodic\"\nperiod = 24.0\n[[model.temporal]]\nkernel = \"periodic\"\nperiod = 12.0\nharmonics = 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Build(Summary{Variance: 1, MedianStep: 1, NP: 1}, "tobit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// State 2(J+1) per component: 14 + 8.
+	if d := b.Model.StateDim(); d != 22 {
+		t.Errorf("state dimension %d, want 22 (J = 6 and 3)", d)
 	}
 }
 
@@ -73,4 +101,24 @@ func FuzzDecode(f *testing.F) {
 		sum := Summary{Variance: 1, MedianStep: 1, NP: 2, Features: [][]float64{{0, 0}, {1, 0}}, Names: []string{"a", "b"}}
 		_, _ = s.Build(sum, "") // may fail (e.g. a missing transition file), must not panic
 	})
+}
+
+// TestCountLikelihoodStartsOnTheLogScale: with a log link the kernel
+// variance starts at the scale of log counts, not of the counts.
+func TestCountLikelihoodStartsOnTheLogScale(t *testing.T) {
+	d := &cvi.Data{NP: 1, Times: []float64{0, 1, 2, 3}, Obs: []cvi.Obs{{Y: 100, Supply: math.Inf(1)}, {Y: 120, Supply: math.Inf(1)}, {Y: 80, Supply: math.Inf(1)}, {Y: 110, Supply: math.Inf(1)}}}
+	sum := Summarise(d, nil, false)
+	for _, c := range []struct {
+		lik      string
+		lo, high float64
+	}{{"poisson", 15, 30}, {"censored-poisson", 15, 30}, {"tobit", 200, 400}} {
+		b, err := Spec{}.Build(sum, c.lik)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := b.Model.Temporal().(*filter.Matern32).Variance()
+		if v < c.lo || v > c.high {
+			t.Errorf("%s: starting kernel variance %v, want in [%v, %v]", c.lik, v, c.lo, c.high)
+		}
+	}
 }

@@ -1,0 +1,116 @@
+package spec
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dcgpd/dcgpd/cvi"
+)
+
+// Stage is one fit of a staged fit.
+type Stage struct {
+	// Likelihood is the stage's likelihood (e.g. "tobit").
+	Likelihood string
+	Result     cvi.Result
+	Elapsed    time.Duration
+}
+
+// Fitted is a model fitted by Spec.Learn.
+type Fitted struct {
+	*Built
+	Engine *cvi.Engine
+	// Result is the final fit's; Stages are the fits before it (the
+	// staged Tobit fit), empty when the fit was not staged.
+	Result cvi.Result
+	Stages []Stage
+	// Warnings about the staging (the final fit's are in Result).
+	Warnings []string
+}
+
+// StagedOn reports whether [fit] staged is on (the default).
+func (f Fit) StagedOn() bool { return f.Staged == nil || *f.Staged }
+
+// Learn builds the configured model for data (summarised by sum; likelihood,
+// if not empty, overrides model.likelihood as in Build) and fits it: with
+// [fit] learn (default) it learns the hyperparameters, otherwise it fits
+// the sites at the starting values. With the diffusion likelihood and
+// [fit] staged (default) it first fits the Tobit likelihood with the same
+// prior, the cheap model, and starts the diffusion fit's kernel
+// hyperparameters and noise variance at the Tobit fit's (the diffusion
+// lengthscale and sink keep their configured starts). progress, if not
+// nil, receives every major iteration with the stage's likelihood name.
+func (s Spec) Learn(ctx context.Context, data *cvi.Data, sum Summary, likelihood string, progress func(stage string, p cvi.Progress)) (*Fitted, error) {
+	b, err := s.Build(sum, likelihood)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fitted{Built: b}
+	_, diffusion := b.Lik.(*cvi.Diffusion)
+	if diffusion && b.Learn && s.Fit.StagedOn() {
+		start := time.Now()
+		bt, err := s.Build(sum, "tobit")
+		if err != nil {
+			return nil, fmt.Errorf("staged fit: %w", err)
+		}
+		et, err := cvi.NewEngine(bt.Model, bt.Lik, data)
+		if err != nil {
+			return nil, fmt.Errorf("staged fit: %w", err)
+		}
+		opts := bt.Options
+		if progress != nil {
+			opts.Progress = func(p cvi.Progress) { progress("tobit", p) }
+		}
+		res, err := et.Learn(ctx, opts)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			f.Warnings = append(f.Warnings, fmt.Sprintf("staged Tobit fit failed (%v): the diffusion fit starts from the configured values", err))
+		} else {
+			f.Stages = append(f.Stages, Stage{Likelihood: "tobit", Result: res, Elapsed: time.Since(start)})
+			if err := startFrom(b, bt); err != nil {
+				return nil, fmt.Errorf("staged fit: %w", err)
+			}
+		}
+	}
+	e, err := cvi.NewEngine(b.Model, b.Lik, data)
+	if err != nil {
+		return nil, err
+	}
+	f.Engine = e
+	if !b.Learn {
+		n, elbo, err := e.Converge(1, 1e-9, 500)
+		f.Result = cvi.Result{ELBO: elbo, SearchELBO: elbo, CVISteps: n, Status: StatusNotLearned, Detail: "[fit] learn = false: the sites fitted at the starting hyperparameters"}
+		return f, err
+	}
+	opts := b.Options
+	if progress != nil {
+		opts.Progress = func(p cvi.Progress) { progress(b.Likelihood, p) }
+	}
+	f.Result, err = e.Learn(ctx, opts)
+	return f, err
+}
+
+// StatusNotLearned is the status of a fit with [fit] learn = false.
+const StatusNotLearned = "not learned"
+
+// startFrom sets b's model parameters, and its likelihood parameters that
+// from's likelihood shares by name (the noise variance), to from's.
+func startFrom(b, from *Built) error {
+	if err := b.Model.SetParams(from.Model.Params(nil)); err != nil {
+		return err
+	}
+	src := map[string]float64{}
+	names := from.Lik.ParamNames()
+	for i, v := range from.Lik.Params(nil) {
+		src[names[i]] = v
+	}
+	p := b.Lik.Params(nil)
+	for i, n := range b.Lik.ParamNames() {
+		if v, ok := src[n]; ok {
+			p[i] = v
+		}
+	}
+	return b.Lik.SetParams(p)
+}
