@@ -309,7 +309,7 @@ func DecodeConfig(b []byte) (Config, error) {
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0]
-		return Config{}, fmt.Errorf("%d: unknown key %q", keyLine(b, k.String()), k.String())
+		return Config{}, fmt.Errorf("%d: unknown key %q", spec.KeyLine(b, k.String()), k.String())
 	}
 	// Model defaults apply to the keys each [[models]] entry leaves out.
 	for i := range c.Models {
@@ -400,7 +400,7 @@ func errLine(b []byte, err error) int {
 		return entryKeyLine(b, i, key)
 	}
 	if j := strings.IndexByte(msg, ':'); j > 0 {
-		return keyLine(b, msg[:j])
+		return spec.KeyLine(b, msg[:j])
 	}
 	return 0
 }
@@ -408,9 +408,7 @@ func errLine(b []byte, err error) int {
 // entryKeyLine returns the line of the last component of key within the
 // i-th [[models]] entry (or that entry's header line).
 func entryKeyLine(b []byte, i int, key string) int {
-	parts := strings.Split(key, ".")
-	last := regexp.QuoteMeta(parts[len(parts)-1])
-	re := regexp.MustCompile(`^\s*(` + last + `\s*=|\[+\s*[\w.]*` + last + `\s*\]+)`)
+	re := spec.KeyPattern(key)
 	header := regexp.MustCompile(`^\s*\[\[\s*models\s*\]\]`)
 	sc := bufio.NewScanner(strings.NewReader(string(b)))
 	entry, start := -1, 0
@@ -430,21 +428,6 @@ func entryKeyLine(b []byte, i int, key string) int {
 		}
 	}
 	return start
-}
-
-// keyLine returns the first line defining the last component of a dotted
-// key, or 0.
-func keyLine(b []byte, key string) int {
-	parts := strings.Split(key, ".")
-	last := regexp.QuoteMeta(parts[len(parts)-1])
-	re := regexp.MustCompile(`^\s*(` + last + `\s*=|\[+\s*[\w.]*` + last + `\s*\]+)`)
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	for line := 1; sc.Scan(); line++ {
-		if re.MatchString(sc.Text()) {
-			return line
-		}
-	}
-	return 0
 }
 
 // Path resolves a path from the configuration relative to its file.

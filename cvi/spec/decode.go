@@ -66,12 +66,12 @@ func Decode(r io.Reader) (Spec, error) {
 
 // findKeyLine returns the first line that defines the last component of
 // key k (as "name =" or a table header), or 0 if none does.
-func findKeyLine(b []byte, k toml.Key) int {
-	if len(k) == 0 {
-		return 0
-	}
-	last := regexp.QuoteMeta(k[len(k)-1])
-	re := regexp.MustCompile(`^\s*(` + last + `\s*=|\[+\s*[\w.]*` + last + `\s*\]+)`)
+func findKeyLine(b []byte, k toml.Key) int { return KeyLine(b, k.String()) }
+
+// KeyLine returns the first line of a TOML document that defines the last
+// component of the dotted key (as "name =" or a table header), or 0.
+func KeyLine(b []byte, key string) int {
+	re := KeyPattern(key)
 	sc := bufio.NewScanner(strings.NewReader(string(b)))
 	for line := 1; sc.Scan(); line++ {
 		if re.MatchString(sc.Text()) {
@@ -79,6 +79,14 @@ func findKeyLine(b []byte, k toml.Key) int {
 		}
 	}
 	return 0
+}
+
+// KeyPattern matches a line that defines the last component of the dotted
+// key: "name = …" or a table header ending in it.
+func KeyPattern(key string) *regexp.Regexp {
+	parts := strings.Split(key, ".")
+	last := regexp.QuoteMeta(parts[len(parts)-1])
+	return regexp.MustCompile(`^\s*(` + last + `\s*=|\[+\s*[\w.]*` + last + `\s*\]+)`)
 }
 
 var (
