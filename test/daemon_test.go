@@ -44,6 +44,12 @@ func simulated(t testing.TB, hubs, days int) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fromDataset(ds)
+}
+
+// fromDataset lays a data set's train and test hours out as hourly bins
+// from origin (times in hours since the data set's start).
+func fromDataset(ds *synth.Dataset) *cluster {
 	c := &cluster{ds: ds, names: ds.Products, feats: ds.Features}
 	np := len(ds.Products)
 	c.data = &cvi.Data{NP: np}
@@ -78,6 +84,25 @@ func simulated(t testing.TB, hubs, days int) *cluster {
 		c.bins = append(c.bins, rb)
 	}
 	return c
+}
+
+// truth returns the true demand of every bin and product (train and
+// held-out hours alike).
+func (c *cluster) truth() []float64 {
+	np := len(c.names)
+	out := make([]float64, 0, len(c.bins)*np)
+	a, b := 0, 0
+	ds := c.ds
+	for a < len(ds.Train.Times) || b < len(ds.Test.Times) {
+		if b >= len(ds.Test.Times) || (a < len(ds.Train.Times) && ds.Train.Times[a] < ds.Test.Times[b]) {
+			out = append(out, ds.Train.TrueY[a]...)
+			a++
+		} else {
+			out = append(out, ds.Test.TrueY[b]...)
+			b++
+		}
+	}
+	return out
 }
 
 // modelSpec is the model every daemon test runs: all hyperparameters
