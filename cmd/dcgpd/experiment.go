@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -42,6 +43,7 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stdout, "%-14s %-9s %-5s %8s %7s %7s %10s %8s %5s %-22s %8s\n", "dataset", "model", "split", "nlpd", "rmse", "r2", "rmse_funct", "seconds", "iter", "status", "peak_mb")
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+	var failed []string
 	for _, name := range names {
 		name = strings.TrimSpace(name)
 		ms := *models
@@ -67,7 +69,16 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 				fmt.Fprintf(stderr, "fitting %s on %s...\n", m, ds.Name)
 				rows, _, err := experiment.Score(ctx, ds, m, experiment.Options{Seed: *seed, Expectation: *expectation, Sites: *sites})
 				if err != nil {
-					return err
+					if ctx.Err() != nil {
+						return err
+					}
+					// One failed fit does not lose the rest of the table: it
+					// shows as a row with NaN scores, and the run fails at
+					// the end.
+					fmt.Fprintf(stderr, "dcgpd experiment: %v\n", err)
+					failed = append(failed, m+" on "+ds.Name)
+					nan := math.NaN()
+					rows = []experiment.Row{{Dataset: ds.Name, Model: m, Split: "-", NLPD: nan, RMSE: nan, R2: nan, RMSEFunct: nan, Seconds: nan, Status: "failed"}}
 				}
 				for _, r := range rows {
 					if w != nil {
@@ -83,7 +94,12 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if w != nil {
 		w.Flush()
-		return w.Error()
+		if err := w.Error(); err != nil {
+			return err
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d fit(s) failed: %s", len(failed), strings.Join(failed, "; "))
 	}
 	return nil
 }
