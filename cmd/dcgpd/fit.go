@@ -190,9 +190,9 @@ func likName(b *spec.Built) string {
 	if f, ok := l.(cvi.Factorised); ok {
 		l = f.Scalar
 	}
-	switch l.(type) {
+	switch d := l.(type) {
 	case *cvi.Diffusion:
-		return "diffusion"
+		return "diffusion (" + d.SiteStructure().String() + " sites)"
 	case *cvi.Gaussian:
 		return "gaussian"
 	case *cvi.Tobit:

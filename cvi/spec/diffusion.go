@@ -25,7 +25,7 @@ func buildDiffusion(m Model, sum Summary, variance float64, fixed map[string]boo
 	if d.Expectation == "meanonly" {
 		opts.Expectation = cvi.MeanOnly
 	}
-	if d.Sites == "diagonal" {
+	if d.Sites != "full" { // diagonal by default (README: site structure)
 		opts.Sites = cvi.DiagonalSites
 	}
 	if d.Curvature == "exact" {

@@ -99,10 +99,11 @@ type Diffusion struct {
 	Expectation string `toml:"expectation"`
 	// Curvature is gauss-newton (default) | exact (Stein identity).
 	Curvature string `toml:"curvature"`
-	// Sites is full (default: one N_p×N_p site per bin, a coupled filter
-	// state) | diagonal (mean field: the joint expectation over the
-	// product of the per-product marginals, diagonal sites, one filter
-	// chain per product for an independent product kernel).
+	// Sites is diagonal (default; mean field: the expectation through the
+	// diffusion map over the product of the per-product marginals,
+	// diagonal sites, one filter chain per product for an independent
+	// product kernel) | full (one N_p×N_p site per bin, a coupled filter
+	// state).
 	Sites string `toml:"sites"`
 	// Points is the number of quasi-Monte Carlo points of the joint
 	// expectation per bin (default 64) for the final posterior.
