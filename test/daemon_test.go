@@ -329,9 +329,23 @@ func TestDaemonFilteredEqualsBatchFilter(t *testing.T) {
 // --config` with learn = false from the same hyperparameters; (c) each
 // bin is published once per kind and revision.
 func TestDaemonResmoothEqualsFit(t *testing.T) {
+	// Both sides are CVI fixed points reached from different starts (the
+	// online sites vs zero sites) at the same ELBO tolerance (1e-9
+	// relative); with diagonal sites the Gauss–Newton fixed point is
+	// flatter, so the two land further apart.
+	for _, tc := range []struct {
+		sites string
+		tol   float64
+	}{{"full", 1e-3}, {"diagonal", 5e-3}} {
+		t.Run(tc.sites, func(t *testing.T) { resmoothEqualsFit(t, tc.sites, tc.tol) })
+	}
+}
+
+func resmoothEqualsFit(t *testing.T, sites string, tol float64) {
 	c := simulated(t, 5, 7)
 	n := len(c.bins)
 	cfg := daemonConfig(t, c, 1)
+	cfg.Models[0].Model.Diffusion.Sites = sites
 	cfg.Models[0].Resmooth = stream.ResmoothConfig{EveryBins: n, Window: n}
 	r := startDaemon(t, cfg)
 	col := collect(t, r.nc, "dcgp.latent.cluster0")
@@ -344,7 +358,7 @@ func TestDaemonResmoothEqualsFit(t *testing.T) {
 
 	// The same data and model through the batch command line.
 	dir := t.TempDir()
-	writeClusterCSV(t, dir, c)
+	writeClusterCSV(t, dir, c, sites)
 	code, _, stderr := runCLI(t, "fit", "--obs", filepath.Join(dir, "obs.csv"), "--products", filepath.Join(dir, "products.csv"),
 		"--config", filepath.Join(dir, "model.toml"), "--out", filepath.Join(dir, "post.csv"))
 	if code != 0 {
@@ -388,11 +402,8 @@ func TestDaemonResmoothEqualsFit(t *testing.T) {
 	if seen != n*len(c.names) {
 		t.Fatalf("%d smoothed estimates, want %d", seen, n*len(c.names))
 	}
-	// Both are CVI fixed points reached from different starts (the
-	// online sites vs zero sites) with the same ELBO tolerance (1e-9
-	// relative): they agree to the tolerance's effect on the moments.
-	t.Logf("smoothed vs fit: max |Δmean| %.3g (largest posterior sd %.3g), max relative Δvar %.3g", worstM, sd, worstV)
-	if worstM > 1e-3 || worstV > 1e-3 {
+	t.Logf("%s sites, smoothed vs fit: max |Δmean| %.3g (largest posterior sd %.3g), max relative Δvar %.3g", sites, worstM, sd, worstV)
+	if worstM > tol*sd || worstV > tol {
 		t.Fatalf("smoothed differs from fit: max |Δmean| %v, max relative Δvar %v", worstM, worstV)
 	}
 	for id, k := range col.ids {
@@ -403,7 +414,7 @@ func TestDaemonResmoothEqualsFit(t *testing.T) {
 }
 
 // writeClusterCSV writes a cluster and the test model as fit's inputs.
-func writeClusterCSV(t *testing.T, dir string, c *cluster) {
+func writeClusterCSV(t *testing.T, dir string, c *cluster, sites string) {
 	t.Helper()
 	var obs, prods []byte
 	obs = append(obs, "time,product,demand,supply,censored\n"...)
@@ -443,6 +454,7 @@ lengthscale = 1.0
 [model.diffusion]
 lengthscale = 250.0
 sink = 0.2
+sites = "` + sites + `"
 [fit]
 learn = false
 `
