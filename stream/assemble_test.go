@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 	"time"
@@ -183,4 +184,15 @@ func FuzzDecodeObs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMarshalLatentNeverNaN: a message with a non-finite number goes out
+// as missing, never as invalid JSON or an empty payload.
+func TestMarshalLatentNeverNaN(t *testing.T) {
+	m := &LatentMessage{Schema: 1, Model: "m", Kind: KindFiltered, Estimates: []Estimate{NewEstimate("a", math.NaN(), 1, 0)}}
+	data := marshalLatent(m)
+	var back LatentMessage
+	if err := json.Unmarshal(data, &back); err != nil || back.Missing == "" || len(back.Estimates) != 0 {
+		t.Fatalf("%s: %v", data, err)
+	}
 }

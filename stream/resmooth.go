@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -306,7 +305,7 @@ func (r *Runner) applyResmooth(res *resmoothResult) {
 		msg := LatentMessage{Schema: SchemaVersion, Model: r.cfg.Name, Kind: KindSmoothed, Revision: r.revision,
 			BinStart: jb.Start.UTC(), BinEnd: jb.Start.Add(r.cfg.Bin.Duration).UTC(),
 			Estimates: r.estimates(res.mean[i], res.vars[i], jb.Obs)}
-		data, _ := json.Marshal(&msg)
+		data := marshalLatent(&msg)
 		r.sink.Publish(r.subject(), msg.MsgID(), data, func(err error) {
 			if err != nil {
 				r.log.Warn().Err(err).Msg("publishing a smoothed revision failed")

@@ -236,7 +236,7 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) {
 			r.advanceTail(&ev)
 		}
 	}
-	data, _ := json.Marshal(&msg)
+	data := marshalLatent(&msg)
 	acks, received := cb.Acks, cb.Received
 	r.sink.Publish(r.subject(), msg.MsgID(), data, func(err error) {
 		if err != nil {
@@ -266,6 +266,19 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) {
 func (r *Runner) keepsWindow() bool {
 	rs := r.cfg.Resmooth
 	return rs.EveryBins > 0 || rs.Interval.Duration > 0
+}
+
+// marshalLatent encodes a message; one whose numbers are not finite (JSON
+// has no NaN) goes out as missing instead, so no NaN or Inf is published.
+func marshalLatent(m *LatentMessage) []byte {
+	data, err := json.Marshal(m)
+	if err == nil {
+		return data
+	}
+	m.Estimates, m.Forecasts = nil, nil
+	m.Missing = "estimate is not finite: " + err.Error()
+	data, _ = json.Marshal(m)
+	return data
 }
 
 func (r *Runner) subject() string { return r.prefix + ".latent." + r.cfg.Name }
