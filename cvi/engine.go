@@ -471,6 +471,34 @@ func psdTarget(dst, scratch, h []float64, np int, floor float64) error {
 	return nil
 }
 
+// stepVerdict is what the ELBO of a new CVI state says about the step
+// that led to it.
+type stepVerdict int
+
+const (
+	stepKeep      stepVerdict = iota // go on from the new state
+	stepUndo                         // clearly worse: restore the previous state, halve β
+	stepDamp                         // a small decrease (cycling): keep it, halve β
+	stepConverged                    // the change is within the tolerance
+)
+
+// judgeStep applies Converge's rules to the ELBO of the new state and of
+// the previous one, at damping beta and relative tolerance tol.
+func judgeStep(elbo, prev, tol, beta float64) stepVerdict {
+	switch {
+	case elbo < prev-1e3*tol*(1+math.Abs(prev)) && beta > 1e-3:
+		return stepUndo
+	case elbo < prev-1e-12*math.Abs(prev) && beta > 0.1:
+		// CVI with β = 1 cycles on nearly flat censored terms.
+		return stepDamp
+	case math.Abs(elbo-prev) <= tol*(1+math.Abs(elbo)):
+		// Gauss–Newton fixed points are not exact ELBO maxima, so a
+		// change at the noise floor counts as converged.
+		return stepConverged
+	}
+	return stepKeep
+}
+
 // Converge runs CVI steps starting with damping beta until the ELBO
 // changes by less than tol·(1+|ELBO|) from one state to the next, or
 // maxIter states were evaluated. A step that lowers the ELBO by more than
@@ -495,23 +523,24 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 		if err != nil {
 			return it, 0, err
 		}
-		switch {
-		case reeval:
+		v := stepKeep
+		if reeval {
 			// State k is the restored state k−1: nothing to compare.
 			reeval = false
-		case elbo < prevE-1e3*tol*(1+math.Abs(prevE)) && beta > 1e-3:
-			// State k is clearly worse than k−1: go back and damp.
+		} else {
+			v = judgeStep(elbo, prevE, tol, beta)
+		}
+		switch v {
+		case stepUndo:
 			copy(e.Sites.Nat1, prev1)
 			copy(e.Sites.Nat2, prev2)
 			e.fresh, e.evaluated = false, false
 			beta /= 2
 			reeval = true
 			continue
-		case elbo < prevE-1e-12*math.Abs(prevE) && beta > 0.1:
-			// A small decrease: the iteration is cycling (β = 1 on nearly
-			// flat censored terms); damp it and go on.
+		case stepDamp:
 			beta /= 2
-		case math.Abs(elbo-prevE) <= tol*(1+math.Abs(elbo)):
+		case stepConverged:
 			return it, elbo, nil
 		}
 		if it == maxIter {

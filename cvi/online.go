@@ -257,23 +257,22 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 			return fmt.Errorf("%w: expected log-likelihood %v at t=%v", ErrOnlineNumerics, e, t)
 		}
 		elbo := e - o.kl
-		switch {
-		case reeval:
+		v := stepKeep
+		if reeval {
 			reeval = false
-		case elbo < prevELBO-1e3*tol*(1+math.Abs(prevELBO)) && beta > 1e-3:
-			// Clearly worse: back to the previous site with half the step.
+		} else {
+			v = judgeStep(elbo, prevELBO, tol, beta)
+		}
+		switch v {
+		case stepUndo:
 			copy(o.l1, o.p1)
 			copy(o.l2, o.p2)
 			beta /= 2
 			reeval = true
 			continue
-		case elbo < prevELBO-1e-12*math.Abs(prevELBO) && beta > 0.1:
-			// A small decrease: the iteration cycles (β = 1 on nearly
-			// flat censored terms); damp it and go on.
+		case stepDamp:
 			beta /= 2
-		case math.Abs(elbo-prevELBO) <= tol*(1+math.Abs(elbo)):
-			// Gauss–Newton fixed points are not exact ELBO maxima, so
-			// a change at the noise floor counts as converged.
+		case stepConverged:
 			converged = true
 		}
 		if converged || steps == o.opts.Steps {

@@ -28,22 +28,7 @@ func TestCitiBikeDCGPBeatsCGP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED in -short mode: fits two models on 1026 hours")
 	}
-	q, err := synth.PaperBikeQuery(4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	counts, err := synth.ReadCitiBike(citibikeDir, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := synth.PaperBikeConfig(4, 123)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := synth.Bike(counts, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := paperBikeDataset(t)
 	t.Logf("hubs %v, censored fraction of training hours %v", ds.Products, ds.Train.CensoredFraction())
 	dir := t.TempDir()
 	obs, err := os.Create(filepath.Join(dir, "obs.csv"))
@@ -123,4 +108,27 @@ func tailLines(s string, n int) string {
 		l = l[len(l)-n:]
 	}
 	return strings.Join(l, "\n")
+}
+
+// paperBikeDataset builds the paper's 4-hub Citi Bike cluster (June–July
+// 2018) with supply and censoring simulated as its bike appendix does.
+func paperBikeDataset(t *testing.T) *synth.Dataset {
+	t.Helper()
+	q, err := synth.PaperBikeQuery(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, err := synth.ReadCitiBike(citibikeDir, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := synth.PaperBikeConfig(4, 123)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := synth.Bike(counts, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
 }

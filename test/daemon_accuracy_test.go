@@ -10,7 +10,6 @@ import (
 
 	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/filter"
-	"github.com/dcgpd/dcgpd/internal/synth"
 	"github.com/dcgpd/dcgpd/stream"
 )
 
@@ -27,22 +26,7 @@ func TestDaemonAccuracy(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(citibikeDir, "counts_2018.csv")); err != nil {
 		t.Logf("Citi Bike part SKIPPED: the data is not here (%v); it lives in ../shared", err)
 	} else if !testing.Short() {
-		q, err := synth.PaperBikeQuery(4)
-		if err != nil {
-			t.Fatal(err)
-		}
-		counts, err := synth.ReadCitiBike(citibikeDir, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := synth.PaperBikeConfig(4, 123)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ds, err := synth.Bike(counts, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ds := paperBikeDataset(t)
 		sets["citibike-4"] = fromDataset(ds)
 	}
 	for name, c := range sets {
