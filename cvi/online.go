@@ -80,7 +80,6 @@ var ErrOnlineNumerics = errors.New("cvi: online step is not finite")
 //
 // An Online is not safe for concurrent use.
 type Online struct {
-	model *filter.Model
 	lik   Likelihood
 	filt  *filter.Online
 	opts  OnlineOptions
@@ -116,7 +115,7 @@ func NewOnline(m *filter.Model, lik Likelihood, opts OnlineOptions) (*Online, er
 		return nil, err
 	}
 	np := m.NumProducts()
-	o := &Online{model: m, lik: lik, filt: f, opts: opts, np: np, joint: lik.Joint()}
+	o := &Online{lik: lik, filt: f, opts: opts, np: np, joint: lik.Joint()}
 	w := np
 	if o.joint {
 		w = np * np
@@ -136,12 +135,6 @@ func NewOnline(m *filter.Model, lik Likelihood, opts OnlineOptions) (*Online, er
 // Filter returns the underlying Kalman filter (for Save, Restore and
 // Forecast).
 func (o *Online) Filter() *filter.Online { return o.filt }
-
-// Model returns the model the filter runs.
-func (o *Online) Model() *filter.Model { return o.model }
-
-// Likelihood returns the observation model.
-func (o *Online) Likelihood() Likelihood { return o.lik }
 
 // Step processes the bin at time t with the N_p observations obs (NaN Y:
 // missing) and writes its result into dst, reusing dst's slices. t must

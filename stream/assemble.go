@@ -88,13 +88,6 @@ func NewAssembler(names []string, cfg ModelConfig) *Assembler {
 	return a
 }
 
-// Next returns the index of the next bin to close and whether any data
-// has arrived yet.
-func (a *Assembler) Next() (int64, bool) { return a.next, a.started }
-
-// Resume makes next the next bin to close (after a restore).
-func (a *Assembler) Resume(next int64) { a.started, a.next = true, next }
-
 // BinStart returns the start time of bin index i.
 func (a *Assembler) BinStart(i int64) time.Time { return a.origin.Add(time.Duration(i) * a.width) }
 
