@@ -147,7 +147,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 	case <-time.After(10 * time.Second):
 		d.log.Warn().Msg("some publications were not acknowledged before shutdown")
 	}
-	time.Sleep(50 * time.Millisecond) // let the ack callbacks run
 	sink.close()
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

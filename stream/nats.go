@@ -155,6 +155,7 @@ type natsSink struct {
 	js      jetstream.JetStream
 	prefix  string
 	pending chan pendingPub
+	done    chan struct{} // closed when awaitAcks has run every callback
 	log     zerolog.Logger
 }
 
@@ -164,13 +165,14 @@ type pendingPub struct {
 }
 
 func newNATSSink(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolog.Logger) *natsSink {
-	s := &natsSink{nc: nc, js: js, prefix: prefix, pending: make(chan pendingPub, 4096), log: log}
+	s := &natsSink{nc: nc, js: js, prefix: prefix, pending: make(chan pendingPub, 4096), done: make(chan struct{}), log: log}
 	go s.awaitAcks()
 	return s
 }
 
 // awaitAcks resolves publish futures in order and runs their callbacks.
 func (s *natsSink) awaitAcks() {
+	defer close(s.done)
 	for p := range s.pending {
 		select {
 		case <-p.fut.Ok():
@@ -203,4 +205,14 @@ func (s *natsSink) Reject(model string, data []byte) {
 	_ = s.nc.Publish(s.prefix+".rejected."+model, data)
 }
 
-func (s *natsSink) close() { close(s.pending) }
+// close waits until every publication's callback has run (its inputs
+// acknowledged), at most 10 s: an unanswered publication leaves its
+// inputs for redelivery. No Publish may follow.
+func (s *natsSink) close() {
+	close(s.pending)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		s.log.Warn().Msg("publications still unanswered at shutdown; their inputs will be redelivered")
+	}
+}
