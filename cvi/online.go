@@ -547,6 +547,18 @@ func (o *Online) Forecast(t float64, mean, vars, cov []float64) error {
 	return nil
 }
 
+// ForecastSteps writes the predictive mean and variances of f at 1, …, n
+// steps of dt after the current bin and calls fn after each (see
+// filter.Online.ForecastSteps); cov is N_p×N_p scratch.
+func (o *Online) ForecastSteps(dt float64, n int, mean, vars, cov []float64, fn func(h int)) error {
+	return o.filt.ForecastSteps(dt, n, mean, cov, func(h int) {
+		for k := 0; k < o.np; k++ {
+			vars[k] = cov[k*o.np+k]
+		}
+		fn(h)
+	})
+}
+
 func anyNonZero(v []float64) bool {
 	for _, x := range v {
 		if x != 0 {

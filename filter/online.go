@@ -25,6 +25,7 @@ type Online struct {
 	// Independent chains (one per product) or one coupled chain.
 	m, P   [][]float64
 	nm, nP [][]float64 // scratch for the next moments
+	fm, fP [][]float64 // scratch for multi-step forecasts
 	kerns  []Temporal  // kernel of each chain's copies
 	copies int         // copies of the kernel in each chain
 	work   []denseWork
@@ -221,6 +222,40 @@ func (o *Online) Forecast(t float64, mean, cov []float64) error {
 	}
 	o.propagate(t - o.t)
 	o.marginal(o.nm, o.nP, mean, cov)
+	return nil
+}
+
+// ForecastSteps writes the predictive mean and covariance of f at 1, 2,
+// …, n steps of dt after the current bin into mean and cov and calls fn
+// after each, without changing the filter state. It propagates step by
+// step with one transition, where n calls of Forecast would each build
+// their own. fn must not call the filter.
+func (o *Online) ForecastSteps(dt float64, n int, mean, cov []float64, fn func(h int)) error {
+	if !o.started {
+		return errors.New("filter: forecast before the first bin")
+	}
+	if !(dt > 0) || math.IsInf(dt, 0) {
+		return fmt.Errorf("filter: forecast step %v is not positive and finite", dt)
+	}
+	o.propagate(dt)
+	if len(o.fm) != len(o.m) {
+		o.fm, o.fP = make([][]float64, len(o.m)), make([][]float64, len(o.m))
+		for c := range o.m {
+			o.fm[c], o.fP[c] = make([]float64, len(o.m[c])), make([]float64, len(o.P[c]))
+		}
+	}
+	for h := 1; h <= n; h++ {
+		if h > 1 {
+			for c := range o.kerns {
+				w := &o.work[c]
+				predictDense(o.fm[c], o.fP[c], o.nm[c], o.nP[c], &w.tb, w)
+				o.fm[c], o.nm[c] = o.nm[c], o.fm[c]
+				o.fP[c], o.nP[c] = o.nP[c], o.fP[c]
+			}
+		}
+		o.marginal(o.nm, o.nP, mean, cov)
+		fn(h)
+	}
 	return nil
 }
 

@@ -144,3 +144,73 @@ func TestOnlineRestoreSymmetrises(t *testing.T) {
 		t.Errorf("restored covariance %v, want the symmetric average", got)
 	}
 }
+
+// TestOnlineForecastSteps: stepping the forecast one dt at a time gives
+// what Forecast gives at each horizon (1e-12), and leaves the state as
+// it was.
+func TestOnlineForecastSteps(t *testing.T) {
+	cases := []testCase{
+		{"matern32/indep3", indepModel(m32(0.7, 1.5), 3), false},
+		{"per-product/full", perProductModel(), true},
+	}
+	cases = append(cases, extraDenseCases...)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(4, 7))
+			m := tc.model(t)
+			np := m.NumProducts()
+			times := randomTimes(rng, 12, 15)
+			s := randomSites(rng, len(times), np, tc.full, 0.25)
+			o, err := NewOnline(m, tc.full)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n, tt := range times {
+				if err := o.Advance(tt); err != nil {
+					t.Fatal(err)
+				}
+				l1, l2 := s.Bin(n)
+				if _, err := o.Update(l1, l2); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := o.Save()
+			last, dt := times[len(times)-1], 0.7
+			mean, cov := make([]float64, np), make([]float64, np*np)
+			want, wcov := make([]float64, np), make([]float64, np*np)
+			var gotM, gotC [][]float64
+			if err := o.ForecastSteps(dt, 5, mean, cov, func(h int) {
+				gotM = append(gotM, append([]float64(nil), mean...))
+				gotC = append(gotC, append([]float64(nil), cov...))
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if len(gotM) != 5 {
+				t.Fatalf("%d calls", len(gotM))
+			}
+			for h := 1; h <= 5; h++ {
+				if err := o.Forecast(last+float64(h)*dt, want, wcov); err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if !relClose(gotM[h-1][i], want[i], 1e-12) {
+						t.Fatalf("h=%d product %d: stepped mean %v, direct %v", h, i, gotM[h-1][i], want[i])
+					}
+				}
+				for i := range wcov {
+					if !relClose(gotC[h-1][i], wcov[i], 1e-12) {
+						t.Fatalf("h=%d cov %d: stepped %v, direct %v", h, i, gotC[h-1][i], wcov[i])
+					}
+				}
+			}
+			after := o.Save()
+			for c := range before.Mean {
+				for i := range before.Mean[c] {
+					if before.Mean[c][i] != after.Mean[c][i] {
+						t.Fatal("ForecastSteps changed the state")
+					}
+				}
+			}
+		})
+	}
+}

@@ -226,7 +226,7 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) {
 			r.met.unconverged.Inc()
 		}
 		msg.Estimates = r.estimates(r.res.Mean, r.res.Var, cb.Obs)
-		msg.Forecasts = r.forecasts(t, cb.Start)
+		msg.Forecasts = r.forecasts(cb.Start)
 		wb.Nat1 = append([]float64(nil), r.res.Nat1...)
 		wb.Nat2 = append([]float64(nil), r.res.Nat2...)
 	}
@@ -298,19 +298,19 @@ func (r *Runner) estimates(mean, vars []float64, obs []cvi.Obs) []Estimate {
 }
 
 // forecasts predicts the next Horizon bins from the filter head.
-func (r *Runner) forecasts(t float64, start time.Time) []Forecast {
+func (r *Runner) forecasts(start time.Time) []Forecast {
 	h := r.cfg.Horizon
 	if h == 0 {
 		return nil
 	}
 	w := r.cfg.Bin.Duration
 	out := make([]Forecast, 0, h)
-	for i := 1; i <= h; i++ {
-		if err := r.on.Forecast(t+float64(i)*w.Hours(), r.fm, r.fv, r.fc); err != nil {
-			break
-		}
+	err := r.on.ForecastSteps(w.Hours(), h, r.fm, r.fv, r.fc, func(i int) {
 		bs := start.Add(time.Duration(i) * w)
 		out = append(out, Forecast{Horizon: i, BinStart: bs.UTC(), BinEnd: bs.Add(w).UTC(), Estimates: r.estimates(r.fm, r.fv, nil)})
+	})
+	if err != nil {
+		r.log.Warn().Err(err).Msg("forecast failed")
 	}
 	return out
 }
