@@ -7,21 +7,19 @@ import (
 	"github.com/dcgpd/dcgpd/cvi"
 )
 
-// Acker acknowledges one input message once everything it carried is
-// processed (jetstream.Msg satisfies it).
+// Acker acknowledges an input message and, as the consumer acknowledges
+// all (JetStream AckAll), every earlier one (jetstream.Msg satisfies it).
 type Acker interface {
 	Ack() error
 }
 
 // ClosedBin is a bin ready for inference: every product's observation
-// (NaN demand: missing) and the messages to acknowledge once it is
-// processed.
+// (NaN demand: missing).
 type ClosedBin struct {
 	Index    int64
 	Start    time.Time
 	Obs      []cvi.Obs
 	Observed int
-	Acks     []Acker
 	// Received is when the bin's last accepted message arrived (for the
 	// ingest-to-publish latency).
 	Received time.Time
@@ -40,17 +38,15 @@ type AddResult struct {
 	Accepted, Duplicates int
 	Rejected             []*Rejection
 	Late                 []LateObs
-	// AckNow: nothing of the message waits in an open bin (all of it was
-	// rejected, duplicate or late), so it can be acknowledged at once.
-	AckNow bool
 }
 
 // openBin collects one bin's observations.
 type openBin struct {
-	obs      []cvi.Obs
-	have     []bool
-	n        int
-	acks     []Acker
+	obs  []cvi.Obs
+	have []bool
+	n    int
+	// minSeq is the lowest input sequence that filled it (0: none known).
+	minSeq   uint64
 	received time.Time
 }
 
@@ -94,27 +90,36 @@ func (a *Assembler) BinStart(i int64) time.Time { return a.origin.Add(time.Durat
 // Open returns the number of open bins.
 func (a *Assembler) Open() int { return len(a.open) }
 
-// Add files a decoded message; ack is kept until the bin it fills is
-// processed.
-func (a *Assembler) Add(m *ObsMessage, ack Acker, now time.Time) AddResult {
+// OldestOpenSeq returns the lowest input sequence held in an open bin, or
+// 0 if no open bin holds a sequenced message: every message before it
+// is in a closed bin or was refused.
+func (a *Assembler) OldestOpenSeq() uint64 {
+	var m uint64
+	for _, b := range a.open {
+		if b.minSeq != 0 && (m == 0 || b.minSeq < m) {
+			m = b.minSeq
+		}
+	}
+	return m
+}
+
+// Add files a decoded message with input sequence seq (0: unknown).
+func (a *Assembler) Add(m *ObsMessage, seq uint64, now time.Time) AddResult {
 	var r AddResult
 	if m.Watermark != nil {
 		if m.Watermark.After(a.clock) {
 			a.clock = *m.Watermark
 		}
-		r.AckNow = true
 		return r
 	}
 	off := m.BinStart.Sub(a.origin)
 	if off%a.width != 0 {
 		r.Rejected = append(r.Rejected, reject(ReasonTime, "bin_start %s is not on the %v grid from %s", m.BinStart.Format(time.RFC3339), a.width, a.origin.Format(time.RFC3339)))
-		r.AckNow = true
 		return r
 	}
 	idx := int64(off / a.width)
 	if a.started && idx >= a.next+a.maxAhead {
 		r.Rejected = append(r.Rejected, reject(ReasonFarFuture, "bin_start %s is %d bins after the next bin to close (max_ahead %d)", m.BinStart.Format(time.RFC3339), idx-a.next, a.maxAhead))
-		r.AckNow = true
 		return r
 	}
 	if !a.started {
@@ -165,14 +170,10 @@ func (a *Assembler) Add(m *ObsMessage, ack Acker, now time.Time) AddResult {
 		a.clock = *m.BinStart
 	}
 	if b != nil && r.Accepted > 0 {
-		b.acks = append(b.acks, ack)
+		if seq != 0 && (b.minSeq == 0 || seq < b.minSeq) {
+			b.minSeq = seq
+		}
 		b.received = now
-	} else if b != nil && r.Duplicates > 0 {
-		// A redelivery of a message still waiting in its bin: hold the new
-		// handle too (acking either settles the message).
-		b.acks = append(b.acks, ack)
-	} else {
-		r.AckNow = true
 	}
 	return r
 }
@@ -191,7 +192,7 @@ func (a *Assembler) Ready(dst []ClosedBin) []ClosedBin {
 		}
 		cb := ClosedBin{Index: a.next, Start: a.BinStart(a.next)}
 		if b != nil {
-			cb.Obs, cb.Observed, cb.Acks, cb.Received = b.obs, b.n, b.acks, b.received
+			cb.Obs, cb.Observed, cb.Received = b.obs, b.n, b.received
 			delete(a.open, a.next)
 		} else {
 			cb.Obs = make([]cvi.Obs, a.np)

@@ -7,10 +7,6 @@ import (
 	"time"
 )
 
-type countingAck struct{ n int }
-
-func (a *countingAck) Ack() error { a.n++; return nil }
-
 func testModel() ModelConfig {
 	m := DefaultModelConfig()
 	m.Name, m.Bin = "m", Duration{time.Hour}
@@ -41,32 +37,33 @@ func TestAssemblerCloses(t *testing.T) {
 		wantClosed []int64
 		accepted   int
 		rejected   string
-		ackNow     bool
+		// oldest is the lowest sequence left in an open bin after the
+		// step (message i has sequence i+1).
+		oldest uint64
 	}
 	steps := []step{
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T01:00:00Z","product":"a","demand":3}`, nil, 1, "", false},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T01:00:00Z","product":"a","demand":3}`, nil, 1, "", 1},
 		// b completes bin 1: it closes at once.
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T01:00:00Z","product":"b","demand":2,"supply":2}`, []int64{1}, 1, "", false},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T01:00:00Z","product":"b","demand":2,"supply":2}`, []int64{1}, 1, "", 0},
 		// the same observation again, after the bin closed: late.
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T01:00:00Z","product":"b","demand":2,"supply":2}`, nil, 0, ReasonLate, true},
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T02:00:00Z","product":"a","demand":1}`, nil, 1, "", false},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T01:00:00Z","product":"b","demand":2,"supply":2}`, nil, 0, ReasonLate, 0},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T02:00:00Z","product":"a","demand":1}`, nil, 1, "", 4},
 		// an identical repeat while open: idempotent.
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T02:00:00Z","product":"a","demand":1}`, nil, 0, "", false},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T02:00:00Z","product":"a","demand":1}`, nil, 0, "", 4},
 		// a conflicting repeat: refused, the first kept.
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T02:00:00Z","product":"a","demand":5}`, nil, 0, ReasonDuplicate, true},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T02:00:00Z","product":"a","demand":5}`, nil, 0, ReasonDuplicate, 4},
 		// bin 4 data moves the clock to 04:00: bin 2 (end 03:00 + 30m)
 		// closes; the empty bin 3 (due 04:30) and bin 4 stay open.
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T04:00:00Z","observations":[{"product":"a","demand":1},{"product":"zz","demand":1}]}`, []int64{2}, 1, ReasonProduct, false},
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T04:30:00Z","product":"a","demand":1}`, nil, 0, ReasonTime, true},
-		{`{"schema":1,"model":"m","bin_start":"2024-03-01T04:00:00Z","product":"a","demand":1}`, nil, 0, ReasonFarFuture, true},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T04:00:00Z","observations":[{"product":"a","demand":1},{"product":"zz","demand":1}]}`, []int64{2}, 1, ReasonProduct, 7},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T04:30:00Z","product":"a","demand":1}`, nil, 0, ReasonTime, 7},
+		{`{"schema":1,"model":"m","bin_start":"2024-03-01T04:00:00Z","product":"a","demand":1}`, nil, 0, ReasonFarFuture, 7},
 		// a watermark at 05:30 closes the empty bin 3 and bin 4.
-		{`{"schema":1,"model":"m","watermark":"2024-01-01T05:30:00Z"}`, []int64{3, 4}, 0, "", true},
+		{`{"schema":1,"model":"m","watermark":"2024-01-01T05:30:00Z"}`, []int64{3, 4}, 0, "", 0},
 	}
 	for i, s := range steps {
-		ack := &countingAck{}
-		r := a.Add(obsMsg(t, s.msg), ack, now)
-		if r.Accepted != s.accepted || r.AckNow != s.ackNow {
-			t.Fatalf("step %d: accepted %d ackNow %v, want %d %v", i, r.Accepted, r.AckNow, s.accepted, s.ackNow)
+		r := a.Add(obsMsg(t, s.msg), uint64(i+1), now)
+		if r.Accepted != s.accepted {
+			t.Fatalf("step %d: accepted %d, want %d", i, r.Accepted, s.accepted)
 		}
 		gotRej := ""
 		if len(r.Rejected) > 0 {
@@ -76,6 +73,9 @@ func TestAssemblerCloses(t *testing.T) {
 			t.Fatalf("step %d: rejection %q, want %q", i, gotRej, s.rejected)
 		}
 		closed := a.Ready(nil)
+		if got := a.OldestOpenSeq(); got != s.oldest {
+			t.Fatalf("step %d: oldest open sequence %d, want %d", i, got, s.oldest)
+		}
 		if len(closed) != len(s.wantClosed) {
 			t.Fatalf("step %d: closed %d bins, want %v", i, len(closed), s.wantClosed)
 		}
@@ -85,15 +85,15 @@ func TestAssemblerCloses(t *testing.T) {
 			}
 			switch cb.Index {
 			case 1:
-				if cb.Observed != 2 || !cb.Obs[1].Censored || cb.Obs[0].Censored || len(cb.Acks) != 2 {
+				if cb.Observed != 2 || !cb.Obs[1].Censored || cb.Obs[0].Censored {
 					t.Fatalf("bin 1: %+v", cb)
 				}
 			case 2:
-				if cb.Observed != 1 || cb.Obs[0].Y != 1 || !math.IsNaN(cb.Obs[1].Y) || len(cb.Acks) != 2 {
+				if cb.Observed != 1 || cb.Obs[0].Y != 1 || !math.IsNaN(cb.Obs[1].Y) {
 					t.Fatalf("bin 2: a missing product must stay missing, the first value kept: %+v", cb)
 				}
 			case 3:
-				if cb.Observed != 0 || len(cb.Acks) != 0 {
+				if cb.Observed != 0 {
 					t.Fatalf("bin 3 should be empty: %+v", cb)
 				}
 			}
@@ -107,12 +107,12 @@ func TestAssemblerKeepsLate(t *testing.T) {
 	cfg := testModel()
 	cfg.Late = "resmooth"
 	a := NewAssembler([]string{"a"}, cfg)
-	a.Add(obsMsg(t, `{"schema":1,"model":"m","bin_start":"2024-01-01T01:00:00Z","product":"a","demand":3}`), nil, time.Now())
+	a.Add(obsMsg(t, `{"schema":1,"model":"m","bin_start":"2024-01-01T01:00:00Z","product":"a","demand":3}`), 0, time.Now())
 	if got := len(a.Ready(nil)); got != 1 {
 		t.Fatalf("closed %d", got)
 	}
-	r := a.Add(obsMsg(t, `{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":4}`), nil, time.Now())
-	if len(r.Late) != 1 || r.Late[0].Index != 0 || r.Late[0].Obs.Y != 4 || len(r.Rejected) != 0 || !r.AckNow {
+	r := a.Add(obsMsg(t, `{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":4}`), 0, time.Now())
+	if len(r.Late) != 1 || r.Late[0].Index != 0 || r.Late[0].Obs.Y != 4 || len(r.Rejected) != 0 {
 		t.Fatalf("late result %+v", r)
 	}
 }

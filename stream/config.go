@@ -35,12 +35,36 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 // Config is the daemon's configuration (dcgpd.toml; every key is
 // documented there with its default).
 type Config struct {
-	NATS   NATSConfig    `toml:"nats"`
-	HTTP   HTTPConfig    `toml:"http"`
-	Log    LogConfig     `toml:"log"`
-	Models []ModelConfig `toml:"models"`
+	NATS     NATSConfig     `toml:"nats"`
+	HTTP     HTTPConfig     `toml:"http"`
+	Log      LogConfig      `toml:"log"`
+	Snapshot SnapshotConfig `toml:"snapshot"`
+	Models   []ModelConfig  `toml:"models"`
+	// Faults injects delays for crash tests (never set from the file).
+	Faults Faults `toml:"-"`
 	// dir resolves relative paths (the configuration file's folder).
 	dir string
+}
+
+// SnapshotConfig places and schedules the per-model snapshots.
+type SnapshotConfig struct {
+	// Dir holds one snapshot per model and the previous one (default
+	// "dcgpd-data/snapshots"; "off" disables snapshots: a restart then
+	// starts each model from its prior at the consumer's position).
+	Dir string `toml:"dir"`
+	// Interval is the longest time between snapshots while input flows
+	// (default 30s). A snapshot is also written after each re-smooth is
+	// swapped in, when half of max_ack_pending awaits acknowledgement,
+	// and at shutdown.
+	Interval Duration `toml:"interval"`
+}
+
+// Faults are delays a crash test injects so that a kill lands inside a
+// snapshot write or a re-smooth (`DCGPD_FAULT_PAUSE`); zero in
+// production.
+type Faults struct {
+	SnapshotPause time.Duration
+	ResmoothPause time.Duration
 }
 
 // NATSConfig selects the NATS server and the subjects.
@@ -109,6 +133,12 @@ type ResmoothConfig struct {
 	// Relearn re-learns the hyperparameters on the window by ELBO
 	// (default false).
 	Relearn bool `toml:"relearn"`
+	// ApplyAfter is how many bins after its start a re-smooth's sites,
+	// filter head and hyperparameters are swapped in (default 0: every_bins).
+	// A fixed bin, not "when it finishes", makes every output a function
+	// of the input alone, so a restart re-publishes true duplicates; if the
+	// re-smooth has not finished by then, that model's ingest waits for it.
+	ApplyAfter int `toml:"apply_after"`
 }
 
 // OnlineConfig tunes the per-bin refinement.
@@ -156,8 +186,9 @@ func DefaultConfig() Config {
 	return Config{
 		NATS: NATSConfig{Listen: "127.0.0.1:4222", StoreDir: "dcgpd-data/jetstream", Prefix: "dcgp",
 			MaxAckPending: 20000, AckWait: Duration{10 * time.Minute}, Replicas: 1},
-		HTTP: HTTPConfig{Listen: "127.0.0.1:9464"},
-		Log:  LogConfig{Level: "info", Format: "auto"},
+		HTTP:     HTTPConfig{Listen: "127.0.0.1:9464"},
+		Log:      LogConfig{Level: "info", Format: "auto"},
+		Snapshot: SnapshotConfig{Dir: "dcgpd-data/snapshots", Interval: Duration{30 * time.Second}},
 	}
 }
 
@@ -191,6 +222,12 @@ func (c *Config) Validate() error {
 	}
 	if (n.TLSCert == "") != (n.TLSKey == "") {
 		return errors.New("nats.tls_cert and nats.tls_key go together")
+	}
+	if c.Snapshot.Dir == "" {
+		return errors.New(`snapshot.dir: empty; give a directory or "off"`)
+	}
+	if c.Snapshot.Interval.Duration < 100*time.Millisecond {
+		return fmt.Errorf("snapshot.interval: must be at least 100ms, got %v", c.Snapshot.Interval)
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
@@ -249,6 +286,8 @@ func (m *ModelConfig) Validate() error {
 		return bad("resmooth.every_bins", "must be >= 0, got %d", m.Resmooth.EveryBins)
 	case m.Resmooth.Interval.Duration < 0:
 		return bad("resmooth.interval", "must be >= 0, got %v", m.Resmooth.Interval)
+	case m.Resmooth.ApplyAfter < 0:
+		return bad("resmooth.apply_after", "must be >= 0, got %d", m.Resmooth.ApplyAfter)
 	case m.Resmooth.Window < 2 || m.Resmooth.Window > 1_000_000:
 		return bad("resmooth.window", "must be 2 to 1000000 bins, got %d", m.Resmooth.Window)
 	case m.Products == "" && len(m.Product) == 0:

@@ -81,7 +81,7 @@ func TestOriginDefault(t *testing.T) {
 		t.Fatalf("origin %v", c.Models[0].Origin)
 	}
 	a := NewAssembler([]string{"a", "b"}, c.Models[0])
-	r := a.Add(obsMsg(t, `{"schema":1,"model":"midtown","bin_start":"2024-01-01T01:00:00Z","product":"a","demand":3}`), nil, time.Now())
+	r := a.Add(obsMsg(t, `{"schema":1,"model":"midtown","bin_start":"2024-01-01T01:00:00Z","product":"a","demand":3}`), 0, time.Now())
 	if r.Accepted != 1 {
 		t.Fatalf("%+v", r.Rejected[0])
 	}

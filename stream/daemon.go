@@ -103,6 +103,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.runners[m.Name] = r
 		d.order = append(d.order, r)
 	}
+	for _, r := range d.order {
+		if err := r.Restore(ctx); err != nil {
+			return err
+		}
+	}
 	svc, err := startService(nc, d)
 	if err != nil {
 		return err
@@ -123,7 +128,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			_ = r.Run(rctx)
 		}()
 	}
-	consumers, err := d.consume(ctx, js, sink)
+	consumers, err := d.consume(ctx, js)
 	if err != nil {
 		stopRunners()
 		wg.Wait()
@@ -164,24 +169,24 @@ type consumer struct {
 	ctx  jetstream.ConsumeContext
 }
 
-// consume creates (or binds) each model's durable pull consumer and
-// feeds its messages to the model's runner.
-func (d *Daemon) consume(ctx context.Context, js jetstream.JetStream, sink Sink) ([]*consumer, error) {
+// consume binds each model's durable pull consumer where the model's
+// state ends and feeds its messages to the model's runner.
+func (d *Daemon) consume(ctx context.Context, js jetstream.JetStream) ([]*consumer, error) {
 	c := &d.cfg.NATS
 	var out []*consumer
 	for _, r := range d.order {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		cons, err := js.CreateOrUpdateConsumer(cctx, obsStream, jetstream.ConsumerConfig{
-			Durable: "dcgpd_" + r.Name(), FilterSubject: c.Prefix + ".obs." + r.Name(),
-			AckPolicy: jetstream.AckExplicitPolicy, AckWait: c.AckWait.Duration, MaxAckPending: c.MaxAckPending,
-			DeliverPolicy: jetstream.DeliverAllPolicy, MaxDeliver: -1,
-		})
+		cons, err := d.bindConsumer(cctx, js, r)
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("consumer for model %s: %w", r.Name(), err)
 		}
 		r := r
 		cc, err := cons.Consume(func(msg jetstream.Msg) {
+			var seq uint64
+			if md, err := msg.Metadata(); err == nil {
+				seq = md.Sequence.Stream
+			}
 			m, err := DecodeObs(msg.Data())
 			if err == nil && m.Model != r.Name() {
 				err = reject(ReasonModel, "message for model %q on %s", m.Model, msg.Subject())
@@ -191,11 +196,9 @@ func (d *Daemon) consume(ctx context.Context, js jetstream.JetStream, sink Sink)
 				if !errors.As(err, &rej) {
 					rej = reject(ReasonMalformed, "%v", err)
 				}
-				RejectInput(sink, d.met, r.log, r.logLimit, r.Name(), nil, rej)
-				_ = msg.Term()
-				return
+				m = &ObsMessage{rejected: rej}
 			}
-			if err := r.Submit(ctx, m, msg); err != nil {
+			if err := r.Submit(ctx, m, seq, msg); err != nil {
 				return // shutting down: the message is redelivered later
 			}
 		}, jetstream.PullMaxMessages(min(c.MaxAckPending, 2000)))
@@ -205,6 +208,55 @@ func (d *Daemon) consume(ctx context.Context, js jetstream.JetStream, sink Sink)
 		out = append(out, &consumer{r: r, cons: cons, ctx: cc})
 	}
 	return out, nil
+}
+
+// bindConsumer creates or binds the model's durable consumer so that its
+// next message is the first one the model's state does not hold. An
+// existing consumer whose acknowledgements went past the state (its
+// snapshot was refused, or another acknowledgement policy) is replaced by
+// one starting right after the state: the stream keeps acknowledged
+// messages, so they are read again.
+func (d *Daemon) bindConsumer(ctx context.Context, js jetstream.JetStream, r *Runner) (jetstream.Consumer, error) {
+	c := &d.cfg.NATS
+	name := "dcgpd_" + r.Name()
+	cfg := jetstream.ConsumerConfig{Durable: name, FilterSubject: c.Prefix + ".obs." + r.Name(),
+		AckPolicy: jetstream.AckAllPolicy, AckWait: c.AckWait.Duration, MaxAckPending: c.MaxAckPending,
+		DeliverPolicy: jetstream.DeliverAllPolicy, MaxDeliver: -1}
+	applied := r.Applied()
+	if applied > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, applied+1
+	}
+	stream, err := js.Stream(ctx, obsStream)
+	if err != nil {
+		return nil, err
+	}
+	if old, err := stream.Consumer(ctx, name); err == nil {
+		info, err := old.Info(ctx)
+		if err != nil {
+			return nil, err
+		}
+		keep := info.Config.AckPolicy == jetstream.AckAllPolicy && (r.store == nil || info.AckFloor.Stream <= applied)
+		if keep {
+			// Deliver policy and start cannot change on a durable consumer.
+			cfg.DeliverPolicy, cfg.OptStartSeq = info.Config.DeliverPolicy, info.Config.OptStartSeq
+			return stream.CreateOrUpdateConsumer(ctx, cfg)
+		}
+		if r.store == nil && info.AckFloor.Stream > 0 {
+			cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, info.AckFloor.Stream+1
+		}
+		d.log.Warn().Str("model", r.Name()).Uint64("ack_floor", info.AckFloor.Stream).Uint64("state", applied).
+			Msg("replacing the input consumer so it resumes right after the model's state")
+		if err := stream.DeleteConsumer(ctx, name); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, err
+	}
+	if si, err := stream.Info(ctx); err == nil && applied > 0 && si.State.FirstSeq > applied+1 {
+		d.log.Error().Str("model", r.Name()).Uint64("state", applied).Uint64("first", si.State.FirstSeq).
+			Msg("input after the snapshot has left the stream (its limits removed it): the model continues with a gap")
+	}
+	return stream.CreateOrUpdateConsumer(ctx, cfg)
 }
 
 // watchPending samples each consumer's backlog for the metrics.

@@ -43,6 +43,9 @@ type ObsMessage struct {
 	// Watermark, alone, tells the daemon that no data older than it will
 	// come: bins ending (plus lateness) before it close.
 	Watermark *time.Time `json:"watermark,omitempty"`
+	// rejected marks a message refused before it reached the model (the
+	// model still records its sequence).
+	rejected *Rejection
 }
 
 // ErrRejected wraps every reason an input message is refused.

@@ -22,6 +22,13 @@ type Metrics struct {
 	latency     prometheus.Histogram
 	resmooth    *prometheus.HistogramVec
 	resmoothOut *prometheus.CounterVec
+	redelivered *prometheus.CounterVec
+	waits       *prometheus.CounterVec
+	snapshots   *prometheus.CounterVec
+	snapSeconds *prometheus.HistogramVec
+	snapBytes   *prometheus.GaugeVec
+	snapRefused *prometheus.CounterVec
+	restore     *prometheus.GaugeVec
 	// rejectLog limits rejection log lines across all models.
 	rejectLog *rateLimit
 }
@@ -47,10 +54,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		latency:     prometheus.NewHistogram(prometheus.HistogramOpts{Name: "dcgpd_ingest_to_publish_seconds", Help: "From a bin's last accepted input to its estimate being stored by the server.", Buckets: prometheus.ExponentialBuckets(1e-4, 2, 16)}),
 		resmooth:    prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "dcgpd_resmooth_seconds", Help: "Background re-smooth (and re-learn) duration.", Buckets: prometheus.ExponentialBuckets(1e-3, 4, 10)}, model),
 		resmoothOut: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_resmooth_total", Help: "Re-smooths by outcome: swapped, kept_hyperparameters (re-learn rejected), failed."}, []string{"model", "outcome"}),
+		redelivered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_input_redelivered_total", Help: "Input messages skipped because the state already holds them (redeliveries after a restart)."}, model),
+		waits:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_resmooth_waits_total", Help: "Times ingest waited for a re-smooth due at a bin to finish."}, model),
+		snapshots:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_snapshots_total", Help: "Snapshot writes by outcome: written, failed."}, []string{"model", "outcome"}),
+		snapSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "dcgpd_snapshot_seconds", Help: "Snapshot write time, including waiting for outputs to be stored.", Buckets: prometheus.ExponentialBuckets(1e-4, 4, 10)}, model),
+		snapBytes:   prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dcgpd_snapshot_bytes", Help: "Size of the last snapshot written."}, model),
+		snapRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_snapshots_refused_total", Help: "Snapshot files refused at restore (corrupt, truncated or another version)."}, model),
+		restore:     prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dcgpd_restore_seconds", Help: "Time the last restore from a snapshot took."}, model),
 	}
 	m.rejectLog = newRateLimit(20, time.Minute)
 	reg.MustRegister(m.bins, m.accepted, m.rejected, m.late, m.duplicates, m.unconverged, m.openBins, m.lastBin,
-		m.pending, m.binCompute, m.latency, m.resmooth, m.resmoothOut)
+		m.pending, m.binCompute, m.latency, m.resmooth, m.resmoothOut, m.redelivered, m.waits, m.snapshots,
+		m.snapSeconds, m.snapBytes, m.snapRefused, m.restore)
 	return m
 }
 
@@ -60,6 +75,10 @@ type modelMetrics struct {
 	bins, accepted, late, duplicates, unconverged prometheus.Counter
 	openBins, lastBin                             prometheus.Gauge
 	binCompute, resmooth                          prometheus.Observer
+	redelivered, resmoothWaits, snapshotRefused   prometheus.Counter
+	snapshots                                     *prometheus.CounterVec
+	snapshotSeconds                               prometheus.Observer
+	snapshotBytes, restoreSeconds                 prometheus.Gauge
 }
 
 func (m *Metrics) forModel(name string) *modelMetrics {
@@ -67,5 +86,8 @@ func (m *Metrics) forModel(name string) *modelMetrics {
 		late: m.late.WithLabelValues(name), duplicates: m.duplicates.WithLabelValues(name),
 		unconverged: m.unconverged.WithLabelValues(name), openBins: m.openBins.WithLabelValues(name),
 		lastBin: m.lastBin.WithLabelValues(name), binCompute: m.binCompute.WithLabelValues(name),
-		resmooth: m.resmooth.WithLabelValues(name)}
+		resmooth: m.resmooth.WithLabelValues(name), redelivered: m.redelivered.WithLabelValues(name),
+		resmoothWaits: m.waits.WithLabelValues(name), snapshotRefused: m.snapRefused.WithLabelValues(name),
+		snapshots: m.snapshots, snapshotSeconds: m.snapSeconds.WithLabelValues(name),
+		snapshotBytes: m.snapBytes.WithLabelValues(name), restoreSeconds: m.restore.WithLabelValues(name)}
 }

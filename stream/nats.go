@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -156,8 +157,26 @@ type natsSink struct {
 	prefix  string
 	pending chan pendingPub
 	done    chan struct{} // closed when awaitAcks has run every callback
+	closing atomic.Bool
+	retries atomic.Int64
+	limit   *rateLimit
 	log     zerolog.Logger
 }
+
+// failedFuture stands for a publication that could not be sent at all.
+type failedFuture struct {
+	jetstream.PubAckFuture
+	msg *nats.Msg
+	err error
+}
+
+func (f failedFuture) Ok() <-chan *jetstream.PubAck { return nil }
+func (f failedFuture) Err() <-chan error {
+	c := make(chan error, 1)
+	c <- f.err
+	return c
+}
+func (f failedFuture) Msg() *nats.Msg { return f.msg }
 
 type pendingPub struct {
 	fut  jetstream.PubAckFuture
@@ -165,20 +184,48 @@ type pendingPub struct {
 }
 
 func newNATSSink(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolog.Logger) *natsSink {
-	s := &natsSink{nc: nc, js: js, prefix: prefix, pending: make(chan pendingPub, 4096), done: make(chan struct{}), log: log}
+	s := &natsSink{nc: nc, js: js, prefix: prefix, pending: make(chan pendingPub, 4096), done: make(chan struct{}), log: log,
+		limit: newRateLimit(5, time.Minute)}
 	go s.awaitAcks()
 	return s
 }
 
 // awaitAcks resolves publish futures in order and runs their callbacks.
+// A publication the server did not confirm (a timeout while it restarts,
+// a lost connection) is sent again with the same id until it is stored
+// or the sink closes, so outputs are stored in order and none is skipped.
 func (s *natsSink) awaitAcks() {
 	defer close(s.done)
 	for p := range s.pending {
-		select {
-		case <-p.fut.Ok():
-			p.done(nil)
-		case err := <-p.fut.Err():
-			p.done(err)
+		wait := 50 * time.Millisecond
+		for {
+			var err error
+			select {
+			case <-p.fut.Ok():
+			case err = <-p.fut.Err():
+			}
+			if err == nil || s.closing.Load() {
+				p.done(err)
+				break
+			}
+			s.retries.Add(1)
+			if n, ok := s.limit.allow(); ok {
+				s.log.Warn().Err(err).Int("suppressed", n).Msg("output not confirmed by the server; publishing it again")
+			}
+			msg := p.fut.Msg()
+			for {
+				time.Sleep(wait)
+				wait = min(2*wait, 5*time.Second)
+				fut, perr := s.js.PublishMsgAsync(msg)
+				if perr == nil {
+					p.fut = fut
+					break
+				}
+				if s.closing.Load() {
+					p.fut = failedFuture{msg: msg, err: perr}
+					break
+				}
+			}
 		}
 	}
 }
@@ -209,6 +256,7 @@ func (s *natsSink) Reject(model string, data []byte) {
 // acknowledged), at most 10 s: an unanswered publication leaves its
 // inputs for redelivery. No Publish may follow.
 func (s *natsSink) close() {
+	s.closing.Store(true)
 	close(s.pending)
 	select {
 	case <-s.done:

@@ -41,10 +41,24 @@ type resmoothResult struct {
 	err      error
 }
 
-// startResmooth hands the window to a background re-smooth unless one is
-// running.
-func (r *Runner) startResmooth(ctx context.Context) {
-	if r.resmoothing || r.win.count < 2 || ctx.Err() != nil {
+// pendingJob is a re-smooth in flight or finished, waiting for the bin
+// it is swapped in at.
+type pendingJob struct {
+	job *resmoothJob
+	// applyAt is the bin index before which it is swapped in; revision
+	// the revision its smoothed estimates carry.
+	applyAt  int64
+	revision int
+	res      *resmoothResult
+	// Its hyperparameters at the start, for snapshots (the job's own
+	// likelihood moves while it re-learns).
+	modelParams, likParams []float64
+}
+
+// startResmooth hands the window to a background re-smooth, swapped in
+// before bin last+ApplyAfter, unless one is pending.
+func (r *Runner) startResmooth(ctx context.Context, last int64) {
+	if r.job != nil || r.win.count < 2 || ctx.Err() != nil {
 		return
 	}
 	lik, err := likelihoodClone(r.prods, &r.cfg, r.built.Lik)
@@ -52,28 +66,88 @@ func (r *Runner) startResmooth(ctx context.Context) {
 		r.log.Error().Err(err).Msg("re-smooth not started")
 		return
 	}
-	job := &resmoothJob{bins: r.win.copyFrom(0), model: r.built.Model.Clone(), lik: lik,
-		relearn: r.cfg.Resmooth.Relearn, learn: r.built.Options}
-	job.learn.Fixed = r.built.Fixed
-	job.online = cvi.DefaultOnlineOptions()
-	job.online.Steps, job.online.Damping = r.cfg.Online.Steps, r.cfg.Online.Damping
+	job := &resmoothJob{bins: r.win.copyFrom(0), model: r.built.Model.Clone(), lik: lik, relearn: r.cfg.Resmooth.Relearn}
 	if t, ok := r.tail.Filter().Time(); ok {
 		s := r.tail.Filter().Save()
 		s.Time = t
 		job.start = &s
 	}
+	after := r.cfg.Resmooth.ApplyAfter
+	if after == 0 {
+		after = max(r.cfg.Resmooth.EveryBins, 1)
+	}
+	r.sinceResmooth = 0
+	r.launchJob(ctx, &pendingJob{job: job, applyAt: last + int64(after), revision: r.revision + 1,
+		modelParams: job.model.Params(nil), likParams: job.lik.Params(nil)})
+}
+
+// launchJob runs a job in the background.
+func (r *Runner) launchJob(ctx context.Context, pj *pendingJob) {
+	job := pj.job
+	job.learn = r.built.Options
+	job.learn.Fixed = r.built.Fixed
+	job.online = r.onlineOptions()
 	jctx, cancel := context.WithCancel(ctx)
 	r.cancelJob = cancel
-	r.resmoothing = true
-	r.sinceResmooth = 0
+	r.job = pj
+	r.dirty = true
 	r.publishView(nil)
+	r.log.Debug().Int("bins", len(job.bins)).Int64("apply_at", pj.applyAt).Msg("re-smooth started")
+	pause := r.faults.ResmoothPause
 	go func() {
+		if pause > 0 {
+			select {
+			case <-time.After(pause):
+			case <-jctx.Done():
+			}
+		}
 		res := runResmooth(jctx, job)
 		select {
 		case r.results <- res:
 		case <-jctx.Done():
 		}
 	}()
+}
+
+// finishJob takes a finished re-smooth: its smoothed revisions are
+// published now (they depend only on its inputs); its state waits for
+// its bin.
+func (r *Runner) finishJob(res *resmoothResult) {
+	pj := r.job
+	if pj == nil || pj.job != res.job {
+		return
+	}
+	pj.res = res
+	r.met.resmooth.Observe(res.duration.Seconds())
+	r.publishView(nil)
+	if res.err != nil {
+		return
+	}
+	for i, jb := range res.job.bins {
+		msg := LatentMessage{Schema: SchemaVersion, Model: r.cfg.Name, Kind: KindSmoothed, Revision: pj.revision,
+			BinStart: jb.Start.UTC(), BinEnd: jb.Start.Add(r.cfg.Bin.Duration).UTC(),
+			Estimates: r.estimates(res.mean[i], res.vars[i], jb.Obs)}
+		r.publish(msg.MsgID(), marshalLatent(&msg), nil)
+	}
+	r.log.Debug().Int("bins", len(res.job.bins)).Int("revision", pj.revision).Dur("took", res.duration).Msg("re-smoothed")
+}
+
+// awaitJob waits for the pending re-smooth to finish; false if ctx ended
+// first.
+func (r *Runner) awaitJob(ctx context.Context) bool {
+	if r.job.res != nil {
+		return true
+	}
+	r.met.resmoothWaits.Inc()
+	for r.job.res == nil {
+		select {
+		case res := <-r.results:
+			r.finishJob(res)
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // runResmooth re-converges CVI over the window (from its start state),
@@ -233,12 +307,15 @@ func warmStart(e *cvi.Engine, bins []windowBin) {
 	e.Invalidate()
 }
 
-// applyResmooth swaps a finished re-smooth in: new sites for its bins,
-// the filter head re-filtered through them (and through the bins that
-// closed meanwhile), smoothed revisions published.
-func (r *Runner) applyResmooth(res *resmoothResult) {
-	r.resmoothing, r.cancelJob = false, nil
-	r.met.resmooth.Observe(res.duration.Seconds())
+// applyResmooth swaps the finished pending re-smooth in: new sites for
+// its bins, the filter head re-filtered through them (and through the
+// bins that closed meanwhile), new hyperparameters if they were accepted.
+// A snapshot follows.
+func (r *Runner) applyResmooth() {
+	pj := r.job
+	res := pj.res
+	r.job, r.cancelJob = nil, nil
+	r.snapDue = true
 	outcome := "swapped"
 	defer func() {
 		r.met.parent.resmoothOut.WithLabelValues(r.cfg.Name, outcome).Inc()
@@ -299,20 +376,8 @@ func (r *Runner) applyResmooth(res *resmoothResult) {
 	} else {
 		r.on = on
 	}
-	r.revision++
+	r.revision = pj.revision
 	r.lastResmooth = time.Now()
-	for i, jb := range res.job.bins {
-		msg := LatentMessage{Schema: SchemaVersion, Model: r.cfg.Name, Kind: KindSmoothed, Revision: r.revision,
-			BinStart: jb.Start.UTC(), BinEnd: jb.Start.Add(r.cfg.Bin.Duration).UTC(),
-			Estimates: r.estimates(res.mean[i], res.vars[i], jb.Obs)}
-		data := marshalLatent(&msg)
-		r.sink.Publish(r.subject(), msg.MsgID(), data, func(err error) {
-			if err != nil {
-				r.log.Warn().Err(err).Msg("publishing a smoothed revision failed")
-			}
-		})
-	}
-	r.log.Debug().Int("bins", len(res.job.bins)).Int("revision", r.revision).Dur("took", res.duration).Msg("re-smoothed")
 }
 
 func anyObserved(d *cvi.Data) bool {

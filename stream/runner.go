@@ -11,6 +11,7 @@ import (
 
 	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/snapshot"
 	"github.com/dcgpd/dcgpd/stream/csvio"
 )
 
@@ -28,17 +29,21 @@ type Sink interface {
 	Reject(model string, data []byte)
 }
 
-// input is one decoded message for a model.
+// input is one decoded message for a model with its input stream
+// sequence (0: not from a stream) and acknowledgement handle.
 type input struct {
 	msg *ObsMessage
+	seq uint64
 	ack Acker
 	at  time.Time
 }
 
 // Runner owns one model: a single goroutine (Run) assembles its bins,
-// runs the online step as each closes, publishes, and hands the window to
-// a background re-smooth. Everything it holds is touched only by that
-// goroutine, except the read view, which is swapped atomically.
+// runs the online step as each closes, publishes, hands the window to a
+// background re-smooth, snapshots its state and acknowledges input once
+// it is recoverable. Everything it holds is touched only by that
+// goroutine, except the read view, which is swapped atomically, and the
+// count of stored outputs.
 type Runner struct {
 	cfg     ModelConfig
 	prefix  string
@@ -58,13 +63,34 @@ type Runner struct {
 	revision      int
 	processed     int64
 	sinceResmooth int
-	resmoothing   bool
 	lastResmooth  time.Time
+	job           *pendingJob
 	cancelJob     context.CancelFunc
-	res           cvi.BinResult
-	fm, fv, fc    []float64
-	closed        []ClosedBin
-	logLimit      *rateLimit
+	faults        Faults
+
+	// Input position and acknowledgements (acks.go).
+	applied    uint64
+	acks       ackQueue
+	maxPending int
+	published  int64
+	confirmed  atomic.Int64
+	confirmCh  chan struct{}
+
+	// Snapshots (snapshots.go); store nil: off.
+	store       snapshot.Store
+	snapEvery   time.Duration
+	lastSnap    time.Time
+	snapApplied uint64
+	dirty       bool
+	snapDue     bool
+	// aborted: shutdown interrupted a message half-way, so the state is
+	// not written (the last snapshot and a replay cover it).
+	aborted bool
+
+	res        cvi.BinResult
+	fm, fv, fc []float64
+	closed     []ClosedBin
+	logLimit   *rateLimit
 }
 
 // NewRunner builds a model's runner from its configuration.
@@ -80,7 +106,12 @@ func NewRunner(c *Config, m ModelConfig, sink Sink, log zerolog.Logger, met *Met
 	r := &Runner{cfg: m, prefix: c.NATS.Prefix, prods: prods, built: built, sink: sink,
 		log: log.With().Str("model", m.Name).Logger(), met: met.forModel(m.Name),
 		in: make(chan input, 1024), results: make(chan *resmoothResult, 1),
-		asm: NewAssembler(prods.Names, m), win: newWindow(m.Resmooth.Window), logLimit: met.rejectLog}
+		asm: NewAssembler(prods.Names, m), win: newWindow(m.Resmooth.Window), logLimit: met.rejectLog,
+		faults: c.Faults, maxPending: c.NATS.MaxAckPending, confirmCh: make(chan struct{}, 1),
+		snapEvery: c.Snapshot.Interval.Duration}
+	if c.Snapshot.Dir != "off" {
+		r.store = &snapshot.FileStore{Dir: c.Snapshot.Dir, PauseBeforeRename: c.Faults.SnapshotPause}
+	}
 	if err := r.resetFilters(); err != nil {
 		return nil, err
 	}
@@ -93,14 +124,18 @@ func NewRunner(c *Config, m ModelConfig, sink Sink, log zerolog.Logger, met *Met
 // resetFilters starts the online filter and the window-start filter at
 // the prior of the current model.
 func (r *Runner) resetFilters() error {
-	opts := cvi.DefaultOnlineOptions()
-	opts.Steps, opts.Damping = r.cfg.Online.Steps, r.cfg.Online.Damping
 	var err error
-	if r.on, err = cvi.NewOnline(r.built.Model, r.built.Lik, opts); err != nil {
+	if r.on, err = cvi.NewOnline(r.built.Model, r.built.Lik, r.onlineOptions()); err != nil {
 		return err
 	}
-	r.tail, err = cvi.NewOnline(r.built.Model, r.built.Lik, opts)
+	r.tail, err = cvi.NewOnline(r.built.Model, r.built.Lik, r.onlineOptions())
 	return err
+}
+
+func (r *Runner) onlineOptions() cvi.OnlineOptions {
+	opts := cvi.DefaultOnlineOptions()
+	opts.Steps, opts.Damping = r.cfg.Online.Steps, r.cfg.Online.Damping
+	return opts
 }
 
 // Name returns the model's name.
@@ -112,67 +147,106 @@ func (r *Runner) Products() []string { return r.prods.Names }
 // View returns the latest read view; safe from any goroutine.
 func (r *Runner) View() *View { return r.view.Load() }
 
-// Submit queues a decoded message for the runner; it blocks while the
-// runner's queue is full (back-pressure on the consumer) or until ctx
-// ends.
-func (r *Runner) Submit(ctx context.Context, m *ObsMessage, ack Acker) error {
+// Applied returns the last input sequence in the model's state (after a
+// restore: the snapshot's); the consumer resumes after it.
+func (r *Runner) Applied() uint64 { return r.applied }
+
+// Submit queues a decoded message with its input sequence for the runner;
+// it blocks while the runner's queue is full (back-pressure on the
+// consumer) or until ctx ends.
+func (r *Runner) Submit(ctx context.Context, m *ObsMessage, seq uint64, ack Acker) error {
 	select {
-	case r.in <- input{msg: m, ack: ack, at: time.Now()}:
+	case r.in <- input{msg: m, seq: seq, ack: ack, at: time.Now()}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// Run processes the model's input until ctx ends. A re-smooth still
-// running then is cancelled; inputs of bins that did not close stay
-// unacknowledged, so the server redelivers them after a restart.
+// Run processes the model's input until ctx ends. Queued messages are
+// left to the consumer's redelivery; a re-smooth still running is
+// cancelled (a snapshot holds its inputs); then the state is snapshotted
+// and what it covers acknowledged.
 func (r *Runner) Run(ctx context.Context) error {
-	var tick <-chan time.Time
+	var tick, snapTick <-chan time.Time
 	if iv := r.cfg.Resmooth.Interval.Duration; iv > 0 {
 		t := time.NewTicker(iv)
 		defer t.Stop()
 		tick = t.C
 	}
-	defer func() {
-		if r.cancelJob != nil {
-			r.cancelJob()
-		}
-	}()
-	for {
+	if r.store != nil {
+		t := time.NewTicker(r.snapEvery)
+		defer t.Stop()
+		snapTick = t.C
+	}
+	ackTick := time.NewTicker(200 * time.Millisecond)
+	defer ackTick.Stop()
+	defer r.shutdown()
+	for !r.aborted {
 		select {
 		case <-ctx.Done():
-			r.drainQueued(ctx)
 			return nil
 		case in := <-r.in:
 			r.handle(ctx, in)
 		case res := <-r.results:
-			r.applyResmooth(res)
+			r.finishJob(res)
 		case <-tick:
 			if r.sinceResmooth > 0 {
-				r.startResmooth(ctx)
+				r.startResmooth(ctx, r.asm.next-1)
 			}
+		case <-snapTick:
+			if r.dirty && time.Since(r.lastSnap) >= r.snapEvery/2 {
+				r.writeSnapshot("interval")
+			}
+		case <-ackTick.C:
+			r.flushAcks()
 		}
 	}
+	return nil
 }
 
-// drainQueued handles the messages already queued (the consumer has
-// stopped), so no accepted message waits for a redelivery it does not
-// need.
-func (r *Runner) drainQueued(ctx context.Context) {
-	for {
-		select {
-		case in := <-r.in:
-			r.handle(ctx, in)
-		default:
-			return
-		}
+// shutdown cancels a running re-smooth, writes the final snapshot and
+// acknowledges what is settled.
+func (r *Runner) shutdown() {
+	if r.cancelJob != nil {
+		r.cancelJob()
+	}
+	if r.aborted {
+		r.log.Info().Msg("shutdown interrupted a message; the last snapshot and the stream cover it")
+		return
+	}
+	if r.store != nil && r.dirty {
+		r.writeSnapshot("shutdown")
+		return
+	}
+	if r.waitStored(10 * time.Second) {
+		r.flushAcks()
 	}
 }
 
 // handle files one message and processes every bin it lets close.
 func (r *Runner) handle(ctx context.Context, in input) {
-	res := r.asm.Add(in.msg, in.ack, in.at)
+	if in.seq != 0 {
+		if in.seq <= r.applied {
+			// Already in the state (a redelivery after a restart or an
+			// acknowledgement lost in a crash).
+			r.met.redelivered.Inc()
+			return
+		}
+		r.applied = in.seq
+		if in.ack != nil {
+			r.acks.push(in.seq, in.ack)
+		}
+	}
+	r.dirty = true
+	if rej := in.msg.rejected; rej != nil {
+		RejectInput(r.sink, r.met.parent, r.log, r.logLimit, r.cfg.Name, nil, rej)
+		if r.store == nil {
+			r.ackWhenStored(r.frontier(), r.published)
+		}
+		return
+	}
+	res := r.asm.Add(in.msg, in.seq, in.at)
 	r.met.accepted.Add(float64(res.Accepted))
 	r.met.duplicates.Add(float64(res.Duplicates))
 	for _, rej := range res.Rejected {
@@ -187,14 +261,20 @@ func (r *Runner) handle(ctx context.Context, in input) {
 			r.rejected(in.msg, reject(ReasonLate, "bin %s has left the re-smoothing window", r.asm.BinStart(l.Index).Format(time.RFC3339)))
 		}
 	}
-	if res.AckNow && in.ack != nil {
-		_ = in.ack.Ack()
-	}
 	r.closed = r.asm.Ready(r.closed[:0])
 	for i := range r.closed {
-		r.process(ctx, &r.closed[i])
+		if !r.process(ctx, &r.closed[i]) {
+			r.aborted = true
+			return
+		}
 	}
 	r.met.openBins.Set(float64(r.asm.Open()))
+	switch {
+	case r.store == nil:
+		r.ackWhenStored(r.frontier(), r.published)
+	case r.snapDue, r.acks.len() >= r.maxPending/2:
+		r.writeSnapshot("due")
+	}
 }
 
 // rejected counts, reports and (rate-limited) logs a refused input.
@@ -203,8 +283,16 @@ func (r *Runner) rejected(m *ObsMessage, rej *Rejection) {
 }
 
 // process runs the online step for one closed bin and publishes it: this
-// is where a bin becomes an estimate.
-func (r *Runner) process(ctx context.Context, cb *ClosedBin) {
+// is where a bin becomes an estimate. A re-smooth due at this bin is
+// swapped in first. It returns false if ctx ended while it waited for
+// that re-smooth.
+func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
+	if r.job != nil && cb.Index >= r.job.applyAt {
+		if !r.awaitJob(ctx) {
+			return false
+		}
+		r.applyResmooth()
+	}
 	began := time.Now()
 	t := ModelTime(cb.Start.Unix())
 	var err error
@@ -237,15 +325,8 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) {
 		}
 	}
 	data := marshalLatent(&msg)
-	acks, received := cb.Acks, cb.Received
-	r.sink.Publish(r.subject(), msg.MsgID(), data, func(err error) {
-		if err != nil {
-			r.log.Error().Err(err).Time("bin_start", cb.Start).Msg("publishing failed; inputs left for redelivery")
-			return
-		}
-		for _, a := range acks {
-			_ = a.Ack()
-		}
+	received := cb.Received
+	r.publish(msg.MsgID(), data, func() {
 		if !received.IsZero() {
 			r.met.parent.latency.Observe(time.Since(received).Seconds())
 		}
@@ -257,8 +338,30 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) {
 	r.publishView(&msg)
 	r.sinceResmooth++
 	if n := r.cfg.Resmooth.EveryBins; n > 0 && r.sinceResmooth >= n {
-		r.startResmooth(ctx)
+		r.startResmooth(ctx, cb.Index)
 	}
+	return true
+}
+
+// publish sends one output; stored runs once the server has stored it.
+// The sink retries until it is stored or the daemon stops, so outputs
+// are counted as stored in the order they were published.
+func (r *Runner) publish(id string, data []byte, stored func()) {
+	r.published++
+	r.sink.Publish(r.subject(), id, data, func(err error) {
+		if err != nil {
+			r.log.Error().Err(err).Str("id", id).Msg("output not stored; its input stays unacknowledged and is replayed after a restart")
+			return
+		}
+		if stored != nil {
+			stored()
+		}
+		r.confirmed.Add(1)
+		select {
+		case r.confirmCh <- struct{}{}:
+		default:
+		}
+	})
 }
 
 // keepsWindow reports whether the model re-smooths (or keeps late data
@@ -368,7 +471,7 @@ func (r *Runner) publishView(latest *LatentMessage) {
 		}
 	}
 	v.Status = Status{Model: r.cfg.Name, Products: r.prods.Names, Parameters: r.built.Parameters(),
-		Bins: r.processed, OpenBins: r.asm.Open(), Revision: r.revision, Resmoothing: r.resmoothing}
+		Bins: r.processed, OpenBins: r.asm.Open(), Revision: r.revision, Resmoothing: r.job != nil && r.job.res == nil}
 	if v.Latest != nil {
 		lb := v.Latest.BinStart
 		v.Status.LastBin = &lb

@@ -354,6 +354,7 @@ func TestReplayWatchRoundTrip(t *testing.T) {
 	cfg := stream.DefaultConfig()
 	cfg.NATS.Listen = "127.0.0.1:-1"
 	cfg.NATS.StoreDir = filepath.Join(dir, "js")
+	cfg.Snapshot.Dir = filepath.Join(dir, "snapshots")
 	cfg.HTTP.Listen = "off"
 	m := stream.DefaultModelConfig()
 	m.Name, m.Bin, m.Horizon = "rt", stream.Duration{Duration: time.Hour}, 2

@@ -28,6 +28,7 @@ func benchConfig(b *testing.B, models, products int, lik string) stream.Config {
 	cfg := stream.DefaultConfig()
 	cfg.NATS.Listen = "127.0.0.1:-1"
 	cfg.NATS.StoreDir = filepath.Join(b.TempDir(), "js")
+	cfg.Snapshot.Dir = filepath.Join(b.TempDir(), "snapshots")
 	cfg.NATS.MaxAckPending = 50000
 	cfg.HTTP.Listen = "off"
 	cfg.Log.Level = "error"

@@ -120,6 +120,7 @@ func daemonConfig(t testing.TB, c *cluster, models int) stream.Config {
 	cfg := stream.DefaultConfig()
 	cfg.NATS.Listen = "127.0.0.1:-1"
 	cfg.NATS.StoreDir = filepath.Join(t.TempDir(), "js")
+	cfg.Snapshot.Dir = filepath.Join(t.TempDir(), "snapshots")
 	cfg.HTTP.Listen = "127.0.0.1:0"
 	cfg.Log.Level = "warn"
 	for i := 0; i < models; i++ {

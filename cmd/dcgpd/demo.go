@@ -193,6 +193,7 @@ func demoDaemon(ctx context.Context, ds *synth.Dataset, rows []demoRow, speed fl
 	cfg := stream.DefaultConfig()
 	cfg.NATS.Listen = "127.0.0.1:-1"
 	cfg.NATS.StoreDir = filepath.Join(tmp, "jetstream")
+	cfg.Snapshot.Dir = filepath.Join(tmp, "snapshots")
 	cfg.HTTP.Listen = "off"
 	cfg.Models = []stream.ModelConfig{demoModelConfig(ds, rows, relearn)}
 	d, err := stream.New(cfg, log)
