@@ -8,6 +8,7 @@
 //	dcgpd replay     publish an observations CSV to a daemon
 //	dcgpd watch      print a daemon's estimates as they arrive
 //	dcgpd demo       the daemon on a simulated cluster: summary and plot
+//	dcgpd snapshot   inspect a daemon snapshot file
 //
 // Run "dcgpd <command> -h" for a command's flags.
 package main
@@ -37,6 +38,7 @@ var commands = []command{
 	{"replay", "publish an observations CSV as bin messages to a daemon", runReplay},
 	{"watch", "print a daemon's estimates as they arrive", runWatch},
 	{"demo", "run the daemon on a simulated bike-share cluster, report and plot", runDemo},
+	{"snapshot", "inspect a daemon snapshot file: dcgpd snapshot inspect FILE", runSnapshot},
 }
 
 func main() {

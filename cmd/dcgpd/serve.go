@@ -43,6 +43,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if cfg.Faults, err = faultsFromEnv(); err != nil {
+		return err
+	}
 	d, err := stream.New(cfg, log)
 	if err != nil {
 		return err
