@@ -210,51 +210,46 @@ func (d *Daemon) consume(ctx context.Context, js jetstream.JetStream) ([]*consum
 	return out, nil
 }
 
-// bindConsumer creates or binds the model's durable consumer so that its
-// next message is the first one the model's state does not hold. An
-// existing consumer whose acknowledgements went past the state (its
-// snapshot was refused, or another acknowledgement policy) is replaced by
-// one starting right after the state: the stream keeps acknowledged
-// messages, so they are read again.
+// bindConsumer creates the model's durable consumer so that its first
+// message is the first one the model's state does not hold: right after
+// the snapshot's sequence (or, with snapshots off, after the consumer's
+// acknowledged floor). An existing consumer is replaced rather than
+// resumed: messages it delivered to a killed process would otherwise wait
+// out the whole ack_wait before redelivery, and its acknowledgements may
+// be ahead of a snapshot that was refused. The stream keeps acknowledged
+// messages, so nothing after the state is skipped.
 func (d *Daemon) bindConsumer(ctx context.Context, js jetstream.JetStream, r *Runner) (jetstream.Consumer, error) {
 	c := &d.cfg.NATS
 	name := "dcgpd_" + r.Name()
 	cfg := jetstream.ConsumerConfig{Durable: name, FilterSubject: c.Prefix + ".obs." + r.Name(),
 		AckPolicy: jetstream.AckAllPolicy, AckWait: c.AckWait.Duration, MaxAckPending: c.MaxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy, MaxDeliver: -1}
-	applied := r.Applied()
-	if applied > 0 {
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, applied+1
-	}
 	stream, err := js.Stream(ctx, obsStream)
 	if err != nil {
 		return nil, err
 	}
+	after := r.Applied()
 	if old, err := stream.Consumer(ctx, name); err == nil {
 		info, err := old.Info(ctx)
 		if err != nil {
 			return nil, err
 		}
-		keep := info.Config.AckPolicy == jetstream.AckAllPolicy && (r.store == nil || info.AckFloor.Stream <= applied)
-		if keep {
-			// Deliver policy and start cannot change on a durable consumer.
-			cfg.DeliverPolicy, cfg.OptStartSeq = info.Config.DeliverPolicy, info.Config.OptStartSeq
-			return stream.CreateOrUpdateConsumer(ctx, cfg)
+		if r.store == nil {
+			after = info.AckFloor.Stream
 		}
-		if r.store == nil && info.AckFloor.Stream > 0 {
-			cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, info.AckFloor.Stream+1
-		}
-		d.log.Warn().Str("model", r.Name()).Uint64("ack_floor", info.AckFloor.Stream).Uint64("state", applied).
-			Msg("replacing the input consumer so it resumes right after the model's state")
 		if err := stream.DeleteConsumer(ctx, name); err != nil {
 			return nil, err
 		}
+		d.log.Info().Str("model", r.Name()).Uint64("ack_floor", info.AckFloor.Stream).Uint64("resume_after", after).Msg("input consumer re-created at the model's state")
 	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return nil, err
 	}
-	if si, err := stream.Info(ctx); err == nil && applied > 0 && si.State.FirstSeq > applied+1 {
-		d.log.Error().Str("model", r.Name()).Uint64("state", applied).Uint64("first", si.State.FirstSeq).
-			Msg("input after the snapshot has left the stream (its limits removed it): the model continues with a gap")
+	if after > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
+		if si, err := stream.Info(ctx); err == nil && si.State.FirstSeq > after+1 {
+			d.log.Error().Str("model", r.Name()).Uint64("state", after).Uint64("first", si.State.FirstSeq).
+				Msg("input after the model's state has left the stream (its limits removed it): the model continues with a gap")
+		}
 	}
 	return stream.CreateOrUpdateConsumer(ctx, cfg)
 }
