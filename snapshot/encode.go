@@ -107,6 +107,7 @@ func (m *Model) encode(e *encoder) {
 		encodeObs(e, o.Obs)
 		e.bools(o.Have)
 		e.i64(o.Received)
+		e.u64(o.MinSeq)
 	}
 	e.boolean(m.Job != nil)
 	if j := m.Job; j != nil {
@@ -148,7 +149,7 @@ func (m *Model) decode(d *decoder) {
 	a.Next = d.i64()
 	a.ClockSet = d.boolean()
 	a.Clock = d.i64()
-	if n := d.count(8 * 3); n > 0 {
+	if n := d.count(8 * 4); n > 0 {
 		a.Open = make([]OpenBin, n)
 		for i := range a.Open {
 			o := &a.Open[i]
@@ -156,6 +157,7 @@ func (m *Model) decode(d *decoder) {
 			o.Obs = decodeObs(d)
 			o.Have = d.bools()
 			o.Received = d.i64()
+			o.MinSeq = d.u64()
 		}
 	}
 	if d.boolean() {

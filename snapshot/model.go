@@ -76,6 +76,8 @@ type OpenBin struct {
 	Obs      []Obs
 	Have     []bool
 	Received int64 // Unix ns of the last accepted message
+	// MinSeq is the lowest input sequence that filled it (0: unknown).
+	MinSeq uint64
 }
 
 // Assembler is the bin assembly's event clock and open bins.

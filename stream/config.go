@@ -139,6 +139,11 @@ type ResmoothConfig struct {
 	// of the input alone, so a restart re-publishes true duplicates; if the
 	// re-smooth has not finished by then, that model's ingest waits for it.
 	ApplyAfter int `toml:"apply_after"`
+	// MaxWait bounds that wait (default 5m; 0 means 5m): a re-smooth still running
+	// then is abandoned and the online path goes on with the state it has
+	// (counted as outcome "abandoned"; outputs after it then depend on
+	// timing, so a replay may differ).
+	MaxWait Duration `toml:"max_wait"`
 }
 
 // OnlineConfig tunes the per-bin refinement.
@@ -197,7 +202,7 @@ func DefaultConfig() Config {
 func DefaultModelConfig() ModelConfig {
 	return ModelConfig{Origin: time.Unix(0, 0).UTC(), Late: "drop", Horizon: 6, MaxAhead: 1000,
 		Online:   OnlineConfig{Steps: 20, Damping: 1},
-		Resmooth: ResmoothConfig{EveryBins: 24, Window: 168}}
+		Resmooth: ResmoothConfig{EveryBins: 24, Window: 168, MaxWait: Duration{5 * time.Minute}}}
 }
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
@@ -286,6 +291,8 @@ func (m *ModelConfig) Validate() error {
 		return bad("resmooth.every_bins", "must be >= 0, got %d", m.Resmooth.EveryBins)
 	case m.Resmooth.Interval.Duration < 0:
 		return bad("resmooth.interval", "must be >= 0, got %v", m.Resmooth.Interval)
+	case m.Resmooth.MaxWait.Duration < 0:
+		return bad("resmooth.max_wait", "must be >= 0 (0: 5m), got %v", m.Resmooth.MaxWait)
 	case m.Resmooth.ApplyAfter < 0:
 		return bad("resmooth.apply_after", "must be >= 0, got %d", m.Resmooth.ApplyAfter)
 	case m.Resmooth.Window < 2 || m.Resmooth.Window > 1_000_000:
@@ -406,6 +413,9 @@ func fill(m *ModelConfig, d ModelConfig, defined func(string) bool) {
 	}
 	if !defined("resmooth.window") {
 		m.Resmooth.Window = d.Resmooth.Window
+	}
+	if !defined("resmooth.max_wait") {
+		m.Resmooth.MaxWait = d.Resmooth.MaxWait
 	}
 }
 

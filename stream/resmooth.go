@@ -132,17 +132,33 @@ func (r *Runner) finishJob(res *resmoothResult) {
 	r.log.Debug().Int("bins", len(res.job.bins)).Int("revision", pj.revision).Dur("took", res.duration).Msg("re-smoothed")
 }
 
-// awaitJob waits for the pending re-smooth to finish; false if ctx ended
-// first.
+// awaitJob waits for the pending re-smooth to finish, at most
+// resmooth.max_wait, after which it is abandoned (r.job nil); false if
+// ctx ended first.
 func (r *Runner) awaitJob(ctx context.Context) bool {
 	if r.job.res != nil {
 		return true
 	}
 	r.met.resmoothWaits.Inc()
+	wait := r.cfg.Resmooth.MaxWait.Duration
+	if wait == 0 {
+		wait = 5 * time.Minute
+	}
+	limit := time.NewTimer(wait)
+	defer limit.Stop()
 	for r.job.res == nil {
 		select {
 		case res := <-r.results:
 			r.finishJob(res)
+		case <-limit.C:
+			r.log.Error().Dur("max_wait", wait).Msg("re-smooth abandoned: still running at its bin; the online path goes on with its own state")
+			r.met.parent.resmoothOut.WithLabelValues(r.cfg.Name, "abandoned").Inc()
+			if r.cancelJob != nil {
+				r.cancelJob()
+			}
+			r.job, r.cancelJob = nil, nil
+			r.publishView(nil)
+			return true
 		case <-ctx.Done():
 			return false
 		}

@@ -92,7 +92,7 @@ func restoreConfig(relearn bool) (*Config, ModelConfig) {
 	m.Name, m.Bin, m.Horizon = "city", Duration{time.Hour}, 3
 	m.Origin = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	m.Lateness, m.Late = Duration{time.Hour}, "resmooth"
-	m.Resmooth = ResmoothConfig{EveryBins: 6, ApplyAfter: 3, Window: 12, Relearn: relearn}
+	m.Resmooth = ResmoothConfig{EveryBins: 6, ApplyAfter: 3, Window: 12, Relearn: relearn, MaxWait: Duration{time.Minute}}
 	for k := 0; k < 4; k++ {
 		m.Product = append(m.Product, ProductConfig{Name: fmt.Sprintf("p%d", k), Features: []float64{float64(k) * 200, 0}})
 	}
@@ -268,5 +268,33 @@ func TestRestoreRefusesMismatch(t *testing.T) {
 	}
 	if b.Applied() != 0 || b.processed != 0 {
 		t.Fatal("a refused snapshot was partly loaded")
+	}
+}
+
+// TestResmoothAbandoned: a re-smooth still running past max_wait at its
+// bin is abandoned; the online path goes on and every bin is published.
+func TestResmoothAbandoned(t *testing.T) {
+	c, m := restoreConfig(false)
+	c.Faults.ResmoothPause = time.Hour // never finishes in time
+	m.Resmooth.MaxWait = Duration{20 * time.Millisecond}
+	sink := newMemSink()
+	r := newTestRunner(t, c, m, sink, nil)
+	feed := restoreFeed(30)
+	for i, msg := range feed {
+		r.handle(context.Background(), input{msg: msg, seq: uint64(i + 1), at: time.Unix(0, 0)})
+	}
+	filtered, smoothed := 0, 0
+	for id := range sink.byID {
+		if bytes.Contains([]byte(id), []byte("/smoothed/")) {
+			smoothed++
+		} else {
+			filtered++
+		}
+	}
+	if smoothed != 0 || r.revision != 0 {
+		t.Fatalf("%d smoothed revisions, revision %d: the abandoned re-smooth was used", smoothed, r.revision)
+	}
+	if int64(filtered) != r.processed || r.processed < 28 {
+		t.Fatalf("%d filtered estimates for %d processed bins", filtered, r.processed)
 	}
 }

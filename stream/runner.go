@@ -291,7 +291,9 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 		if !r.awaitJob(ctx) {
 			return false
 		}
-		r.applyResmooth()
+		if r.job != nil {
+			r.applyResmooth()
+		}
 	}
 	began := time.Now()
 	t := ModelTime(cb.Start.Unix())

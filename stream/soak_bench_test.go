@@ -50,7 +50,7 @@ func rssBytes() float64 {
 func BenchmarkSoak(b *testing.B) {
 	c, m := restoreConfig(false)
 	m.Late, m.Lateness = "drop", Duration{}
-	m.Resmooth = ResmoothConfig{EveryBins: 1000, ApplyAfter: 24, Window: 168}
+	m.Resmooth = ResmoothConfig{EveryBins: 1000, ApplyAfter: 24, Window: 168, MaxWait: Duration{time.Minute}}
 	store := &memStore{}
 	sink := &nullSink{}
 	r, err := NewRunner(c, m, sink, zerolog.Nop(), NewMetrics(nil))
