@@ -94,6 +94,19 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Health and metrics answer from here on; /readyz stays "not ready"
+	// until every model is restored and its consumer bound.
+	if d.cfg.HTTP.Listen != "off" {
+		srv, err := d.serveHTTP()
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = srv.Shutdown(sctx)
+			cancel()
+		}()
+	}
 	sink := newNATSSink(nc, js, c.Prefix, d.log)
 	for _, m := range d.cfg.Models {
 		r, err := NewRunner(&d.cfg, m, sink, d.log, d.met)
@@ -113,12 +126,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = svc.Stop() }()
-	var srv *http.Server
-	if d.cfg.HTTP.Listen != "off" {
-		if srv, err = d.serveHTTP(); err != nil {
-			return err
-		}
-	}
 	rctx, stopRunners := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for _, r := range d.order {
@@ -153,11 +160,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.log.Warn().Msg("some publications were not acknowledged before shutdown")
 	}
 	sink.close()
-	if srv != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = srv.Shutdown(sctx)
-		cancel()
-	}
 	_ = nc.Drain()
 	return nil
 }
