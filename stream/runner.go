@@ -81,6 +81,7 @@ type Runner struct {
 	snapEvery   time.Duration
 	lastSnap    time.Time
 	snapApplied uint64
+	lastAttempt time.Time
 	dirty       bool
 	snapDue     bool
 	// aborted: shutdown interrupted a message half-way, so the state is
@@ -273,6 +274,10 @@ func (r *Runner) handle(ctx context.Context, in input) {
 	case r.store == nil:
 		r.ackWhenStored(r.frontier(), r.published)
 	case r.snapDue, r.acks.len() >= r.maxPending/2:
+		// After a failed write, retry at most once a second, not per message.
+		if r.lastSnap.Before(r.lastAttempt) && time.Since(r.lastAttempt) < time.Second {
+			return
+		}
 		r.writeSnapshot("due")
 	}
 }

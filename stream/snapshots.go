@@ -25,6 +25,7 @@ const storedWait = 30 * time.Second
 func (r *Runner) writeSnapshot(reason string) {
 	r.snapDue = false
 	began := time.Now()
+	r.lastAttempt = began
 	if !r.waitStored(storedWait) {
 		r.met.snapshots.WithLabelValues(r.cfg.Name, "failed").Inc()
 		r.log.Warn().Str("reason", reason).Int64("unstored", r.published-r.confirmed.Load()).Msg("snapshot skipped: outputs not yet stored by the server")
