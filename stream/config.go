@@ -192,6 +192,10 @@ func (c *Config) Validate() error {
 	if (n.TLSCert == "") != (n.TLSKey == "") {
 		return errors.New("nats.tls_cert and nats.tls_key go together")
 	}
+	if c.HTTP.Listen == "" {
+		// net.Listen would take every interface and a random port.
+		return errors.New(`http.listen: empty; give host:port (default 127.0.0.1:9464) or "off"`)
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
