@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -286,7 +287,13 @@ func (m *ModelConfig) Validate() error {
 // configuration; errors name the file and, where it can be found, the
 // line of the offending key.
 func LoadConfig(path string) (Config, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	// One byte more than the limit is enough for DecodeConfig to refuse it.
+	b, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
@@ -298,16 +305,31 @@ func LoadConfig(path string) (Config, error) {
 	return c, nil
 }
 
+// MaxConfigBytes bounds a configuration file (a dcgpd.toml listing
+// thousands of products inline is well under it).
+const MaxConfigBytes = 16 << 20
+
+// secretKeyRe matches a line that sets nats.password or nats.token.
+var secretKeyRe = regexp.MustCompile(`(^|[\s{,.])(password|token)\s*=`)
+
 // DecodeConfig parses a configuration held in memory. Errors start with
 // the line number ("12: models[0] (x).bin: …"), or "0" when the key's line
 // cannot be found.
 func DecodeConfig(b []byte) (Config, error) {
+	if len(b) > MaxConfigBytes {
+		return Config{}, fmt.Errorf("0: the configuration is larger than %d MiB (stream.MaxConfigBytes)", MaxConfigBytes>>20)
+	}
 	c := DefaultConfig()
 	md, err := toml.Decode(string(b), &c)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return Config{}, fmt.Errorf("%d: %s", pe.Position.Line, pe.Message)
+			msg := pe.Message
+			if secretKeyRe.MatchString(lineOf(b, pe.Position.Line)) {
+				// The parser quotes what it found, a piece of the secret.
+				msg = "malformed value of a password or token (not shown)"
+			}
+			return Config{}, fmt.Errorf("%d: %s", pe.Position.Line, msg)
 		}
 		return Config{}, fmt.Errorf("0: %w", err)
 	}
@@ -325,6 +347,16 @@ func DecodeConfig(b []byte) (Config, error) {
 		return Config{}, fmt.Errorf("%d: %w", errLine(b, err), err)
 	}
 	return c, nil
+}
+
+// lineOf returns line n (from 1) of b, or "".
+func lineOf(b []byte, n int) string {
+	for i, l := range strings.Split(string(b), "\n") {
+		if i+1 == n {
+			return l
+		}
+	}
+	return ""
 }
 
 // definedIn reports whether key ("horizon", "online.steps") is set in the

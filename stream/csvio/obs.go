@@ -41,8 +41,9 @@ type Obs struct {
 }
 
 // ReadObs parses an OBS CSV; name labels errors (usually the path).
+// An input over MaxObsBytes is refused.
 func ReadObs(r io.Reader, name string) (*Obs, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(newLimitReader(r, maxObsBytes, "MaxObsBytes"))
 	cr.TrimLeadingSpace = true
 	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1

@@ -23,9 +23,10 @@ func (p *Products) Index(name string) (int, bool) {
 	return i, ok
 }
 
-// ReadProducts parses a PRODUCTS CSV: product,<feature columns>.
+// ReadProducts parses a PRODUCTS CSV: product,<feature columns>. An
+// input over MaxProductsBytes is refused.
 func ReadProducts(r io.Reader, name string) (*Products, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(newLimitReader(r, maxProductsBytes, "MaxProductsBytes"))
 	cr.TrimLeadingSpace = true
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
