@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
 
@@ -193,6 +194,18 @@ func (c *Config) Validate() error {
 	if (n.TLSCert == "") != (n.TLSKey == "") {
 		return errors.New("nats.tls_cert and nats.tls_key go together")
 	}
+	set := 0
+	for _, v := range []string{n.CredsFile, n.NKeyFile, n.Token, n.User} {
+		if v != "" {
+			set++
+		}
+	}
+	if set > 1 {
+		return errors.New("nats: give at most one of creds_file, nkey_file, token and user")
+	}
+	if n.Password != "" && n.User == "" {
+		return errors.New("nats.password: needs nats.user")
+	}
 	if c.HTTP.Listen == "" {
 		// net.Listen would take every interface and a random port.
 		return errors.New(`http.listen: empty; give host:port (default 127.0.0.1:9464) or "off"`)
@@ -266,6 +279,10 @@ func (m *ModelConfig) Validate() error {
 		if p.Name == "" || names[p.Name] {
 			return bad(fmt.Sprintf("product[%d].name", i), "%q is empty or repeated", p.Name)
 		}
+		// loadProducts writes the list as a products CSV, unquoted.
+		if strings.TrimSpace(p.Name) != p.Name || strings.ContainsAny(p.Name, ",\"") || strings.IndexFunc(p.Name, unicode.IsControl) >= 0 {
+			return bad(fmt.Sprintf("product[%d].name", i), "%q: no commas, quotes, control characters or surrounding spaces", p.Name)
+		}
 		names[p.Name] = true
 		for _, v := range p.Features {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -302,6 +319,10 @@ func LoadConfig(path string) (Config, error) {
 		return Config{}, fmt.Errorf("%s:%w", path, err)
 	}
 	c.dir = filepath.Dir(path)
+	// Credential and TLS files are relative to the file, as documented.
+	for _, p := range []*string{&c.NATS.NKeyFile, &c.NATS.CredsFile, &c.NATS.TLSCA, &c.NATS.TLSCert, &c.NATS.TLSKey} {
+		*p = c.Path(*p)
+	}
 	return c, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 	"github.com/rs/zerolog"
@@ -662,5 +664,96 @@ func TestSecurityHTTPLoopbackByDefault(t *testing.T) {
 		if bad != `""` && err != nil {
 			t.Errorf("http.listen = %s (explicit, every interface): %v", bad, err)
 		}
+	}
+}
+
+// TestSecurityBadInputKeepsFlowing: an input message over the size limit
+// is refused by the input stream itself (MaxMessageBytes), malformed and
+// absurd messages are published as rejections with their reason, and a
+// good bin after them is still estimated.
+func TestSecurityBadInputKeepsFlowing(t *testing.T) {
+	cfg := secConfig(t)
+	cfg.NATS.Listen = "127.0.0.1:-1"
+	cfg.NATS.StoreDir = filepath.Join(t.TempDir(), "js")
+	r := startDaemon(t, cfg)
+	subject := "dcgp.obs." + secModel
+	var mu sync.Mutex
+	var rejected []stream.RejectionMessage
+	if _, err := r.nc.Subscribe("dcgp.rejected."+secModel, func(m *nats.Msg) {
+		var rm stream.RejectionMessage
+		if err := json.Unmarshal(m.Data, &rm); err != nil {
+			t.Errorf("undecodable rejection %q: %v", m.Data, err)
+			return
+		}
+		mu.Lock()
+		rejected = append(rejected, rm)
+		mu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	col := collect(t, r.nc, "dcgp.latent."+secModel)
+	if err := r.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	big := bytes.Repeat([]byte(" "), stream.MaxMessageBytes+1)
+	if _, err := r.js.Publish(ctx, subject, big); err == nil {
+		t.Error("a message over MaxMessageBytes was stored in the input stream")
+	} else {
+		t.Logf("oversized message refused by the stream: %v", err)
+	}
+	bad := []struct{ data, reason string }{
+		{`not json`, stream.ReasonMalformed},
+		{`{"schema":1,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":-1}`, stream.ReasonValue},
+		{`{"schema":1,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1e300}`, stream.ReasonValue},
+		{`{"schema":2,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1}`, stream.ReasonSchema},
+		{`{"schema":1,"model":"other","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1}`, stream.ReasonModel},
+		{`{"schema":1,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"zz","demand":1}`, stream.ReasonProduct},
+		{`{"schema":1,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1,"admin":true}`, stream.ReasonMalformed},
+	}
+	for _, b := range bad {
+		if _, err := r.js.Publish(ctx, subject, []byte(b.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	three, five := 3.0, 5.0
+	start := origin
+	good, _ := json.Marshal(stream.ObsMessage{Schema: 1, Model: secModel, BinStart: &start,
+		Observations: []stream.Observation{{Product: "a", Demand: &three}, {Product: "b", Demand: &five}}})
+	if _, err := r.js.Publish(ctx, subject, good); err != nil {
+		t.Fatal(err)
+	}
+	col.wait(t, "the good bin's estimate", 10*time.Second, func(ms []stream.LatentMessage) bool { return count(stream.KindFiltered)(ms) >= 1 })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(rejected)
+		mu.Unlock()
+		if n >= len(bad) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d rejections, want %d", n, len(bad))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Shape errors are refused as they arrive, the rest by the model's
+	// runner: compare the reasons as multisets.
+	want, got := map[string]int{}, map[string]int{}
+	for _, b := range bad {
+		want[b.reason]++
+	}
+	for _, rm := range rejected {
+		got[rm.Reason]++
+		if rm.Model != secModel || rm.Detail == "" {
+			t.Errorf("rejection %+v", rm)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rejection reasons %v, want %v", got, want)
 	}
 }

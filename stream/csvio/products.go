@@ -50,8 +50,8 @@ func ReadProducts(r io.Reader, name string) (*Products, error) {
 			break
 		}
 		id := strings.TrimSpace(rec[0])
-		if id == "" {
-			return nil, fmt.Errorf("%s:%d: empty product", name, line)
+		if err := checkProduct(id); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		if _, dup := p.index[id]; dup {
 			return nil, fmt.Errorf("%s:%d: duplicate product %q", name, line, id)
