@@ -133,7 +133,14 @@ func stripCredentials(list string) (string, nats.Option, error) {
 			full = "nats://" + full // as nats.go reads a URL without a scheme
 		}
 		u, err := neturl.Parse(full)
-		if err != nil || u.User == nil {
+		if err != nil {
+			// The parser's error quotes the URL, credentials and all.
+			if strings.Contains(p, "@") {
+				return "", nil, fmt.Errorf("nats.url: server %d of the list is not a valid URL (not shown: it holds credentials)", i+1)
+			}
+			return "", nil, fmt.Errorf("nats.url: %w", err)
+		}
+		if u.User == nil {
 			continue
 		}
 		if info != nil && info.String() != u.User.String() {

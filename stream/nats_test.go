@@ -24,6 +24,9 @@ func TestStripCredentials(t *testing.T) {
 		{in: "nats://u:p@a:4222,nats://b:4222", url: "nats://a:4222,nats://b:4222", user: "u", pass: "p"},
 		{in: "nats://u:p@a:4222,nats://u:q@b:4222", err: "nats.url: the servers have different credentials"},
 		{in: "nats://t1@a:4222,nats://t2@b:4222", err: "nats.url: the servers have different credentials"},
+		{in: "nats://a:4222,nats://u:p@b:port", err: "nats.url: server 2 of the list is not a valid URL (not shown: it holds credentials)"},
+		{in: "nats://u:p%zz@b:4222", err: "nats.url: server 1 of the list is not a valid URL"},
+		{in: "nats://b:port", err: `nats.url: parse "nats://b:port"`},
 	}
 	for _, c := range cases {
 		url, opt, err := stripCredentials(c.in)

@@ -266,13 +266,17 @@ func TestSecurityUserPassword(t *testing.T) {
 		{"wrong password", "nats://" + addr, "dcgpd", wrong, false},
 		{"wrong password in the URL", "nats://dcgpd:" + wrong + "@" + addr, "", "", false},
 		{"no credentials", "nats://" + addr, "", "", false},
+		{"malformed URL with a password", "nats://dcgpd:" + pass + "@" + addr + "x", "", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := secConfig(t)
 			cfg.NATS.URL, cfg.NATS.User, cfg.NATS.Password = tc.url, tc.user, tc.pwd
-			if tc.ok {
+			switch {
+			case tc.ok:
 				runAuthorized(t, cfg, secrets)
-			} else {
+			case strings.HasSuffix(tc.url, "x"):
+				runRefused(t, cfg, []string{"nats.url: server 1 of the list is not a valid URL"}, secrets)
+			default:
 				runRefused(t, cfg, []string{"connecting to NATS at nats://", addr, "authorization violation"}, secrets)
 			}
 		})
