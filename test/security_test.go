@@ -658,19 +658,20 @@ func TestSecurityHTTPLoopbackByDefault(t *testing.T) {
 	loopback(t, "dcgpd.toml http.listen", ex.HTTP.Listen)
 	loopback(t, "dcgpd.toml nats.listen", ex.NATS.Listen)
 
-	// Another address is taken only when written out.
-	c, err = stream.DecodeConfig([]byte("[http]\nlisten = \"0.0.0.0:9464\"\n" + minimal))
-	if err != nil || c.HTTP.Listen != "0.0.0.0:9464" {
-		t.Fatalf("explicit http.listen: %q, %v", c.HTTP.Listen, err)
-	}
-	// An empty address would listen on every interface: refused.
-	for _, bad := range []string{`""`, `":9464"`} {
-		_, err := stream.DecodeConfig([]byte("[http]\nlisten = " + bad + "\n" + minimal))
-		if bad == `""` && (err == nil || !strings.Contains(err.Error(), "http.listen")) {
-			t.Errorf("http.listen = %s: got %v, want an error naming http.listen", bad, err)
-		}
-		if bad != `""` && err != nil {
-			t.Errorf("http.listen = %s (explicit, every interface): %v", bad, err)
+	// Another address is taken only when written out; an empty one
+	// (every interface, a random port) is refused.
+	for _, tc := range []struct{ listen, err string }{
+		{"0.0.0.0:9464", ""},
+		{":9464", ""},
+		{"off", ""},
+		{"", "http.listen: empty"},
+	} {
+		c, err := stream.DecodeConfig([]byte("[http]\nlisten = \"" + tc.listen + "\"\n" + minimal))
+		switch {
+		case tc.err == "" && (err != nil || c.HTTP.Listen != tc.listen):
+			t.Errorf("http.listen = %q: got %q, %v", tc.listen, c.HTTP.Listen, err)
+		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), "2: "+tc.err)):
+			t.Errorf("http.listen = %q: got %v, want an error on line 2 naming %q", tc.listen, err, tc.err)
 		}
 	}
 }
