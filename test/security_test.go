@@ -343,9 +343,14 @@ func TestSecurityNKey(t *testing.T) {
 	dir := t.TempDir()
 	good := writeFile(t, dir, "user.nk", seed)
 	bad := writeFile(t, dir, "other.nk", other)
-	// A corrupted seed: the right prefix, the wrong checksum.
+	// A corrupted seed: one base32 character changed, so the checksum
+	// fails.
 	corrupt := append([]byte(nil), seed...)
-	corrupt[len(corrupt)-1] ^= 1
+	if corrupt[10] == 'A' {
+		corrupt[10] = 'B'
+	} else {
+		corrupt[10] = 'A'
+	}
 	broken := writeFile(t, dir, "broken.nk", corrupt)
 	secrets := []string{string(seed), string(other), string(corrupt)}
 	for _, tc := range []struct {
