@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
 
@@ -234,6 +236,22 @@ func (c *Config) Validate() error {
 	if c.Snapshot.Interval.Duration < 100*time.Millisecond {
 		return fmt.Errorf("snapshot.interval: must be at least 100ms, got %v", c.Snapshot.Interval)
 	}
+	set := 0
+	for _, v := range []string{n.CredsFile, n.NKeyFile, n.Token, n.User} {
+		if v != "" {
+			set++
+		}
+	}
+	if set > 1 {
+		return errors.New("nats: give at most one of creds_file, nkey_file, token and user")
+	}
+	if n.Password != "" && n.User == "" {
+		return errors.New("nats.password: needs nats.user")
+	}
+	if c.HTTP.Listen == "" {
+		// net.Listen would take every interface and a random port.
+		return errors.New(`http.listen: empty; give host:port (default 127.0.0.1:9464) or "off"`)
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -307,6 +325,10 @@ func (m *ModelConfig) Validate() error {
 		if p.Name == "" || names[p.Name] {
 			return bad(fmt.Sprintf("product[%d].name", i), "%q is empty or repeated", p.Name)
 		}
+		// loadProducts writes the list as a products CSV, unquoted.
+		if strings.TrimSpace(p.Name) != p.Name || strings.ContainsAny(p.Name, ",\"") || strings.IndexFunc(p.Name, unicode.IsControl) >= 0 {
+			return bad(fmt.Sprintf("product[%d].name", i), "%q: no commas, quotes, control characters or surrounding spaces", p.Name)
+		}
 		names[p.Name] = true
 		for _, v := range p.Features {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -328,7 +350,13 @@ func (m *ModelConfig) Validate() error {
 // configuration; errors name the file and, where it can be found, the
 // line of the offending key.
 func LoadConfig(path string) (Config, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	// One byte more than the limit is enough for DecodeConfig to refuse it.
+	b, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
@@ -337,19 +365,38 @@ func LoadConfig(path string) (Config, error) {
 		return Config{}, fmt.Errorf("%s:%w", path, err)
 	}
 	c.dir = filepath.Dir(path)
+	// Credential and TLS files are relative to the file, as documented.
+	for _, p := range []*string{&c.NATS.NKeyFile, &c.NATS.CredsFile, &c.NATS.TLSCA, &c.NATS.TLSCert, &c.NATS.TLSKey} {
+		*p = c.Path(*p)
+	}
 	return c, nil
 }
+
+// MaxConfigBytes bounds a configuration file (a dcgpd.toml listing
+// thousands of products inline is well under it).
+const MaxConfigBytes = 16 << 20
+
+// secretKeyRe matches a line that sets nats.password or nats.token.
+var secretKeyRe = regexp.MustCompile(`(^|[\s{,.])(password|token)\s*=`)
 
 // DecodeConfig parses a configuration held in memory. Errors start with
 // the line number ("12: models[0] (x).bin: …"), or "0" when the key's line
 // cannot be found.
 func DecodeConfig(b []byte) (Config, error) {
+	if len(b) > MaxConfigBytes {
+		return Config{}, fmt.Errorf("0: the configuration is larger than %d MiB (stream.MaxConfigBytes)", MaxConfigBytes>>20)
+	}
 	c := DefaultConfig()
 	md, err := toml.Decode(string(b), &c)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return Config{}, fmt.Errorf("%d: %s", pe.Position.Line, pe.Message)
+			msg := pe.Message
+			if secretKeyRe.MatchString(lineOf(b, pe.Position.Line)) {
+				// The parser quotes what it found, a piece of the secret.
+				msg = "malformed value of a password or token (not shown)"
+			}
+			return Config{}, fmt.Errorf("%d: %s", pe.Position.Line, msg)
 		}
 		return Config{}, fmt.Errorf("0: %w", err)
 	}
@@ -367,6 +414,16 @@ func DecodeConfig(b []byte) (Config, error) {
 		return Config{}, fmt.Errorf("%d: %w", errLine(b, err), err)
 	}
 	return c, nil
+}
+
+// lineOf returns line n (from 1) of b, or "".
+func lineOf(b []byte, n int) string {
+	for i, l := range strings.Split(string(b), "\n") {
+		if i+1 == n {
+			return l
+		}
+	}
+	return ""
 }
 
 // definedIn reports whether key ("horizon", "online.steps") is set in the

@@ -78,7 +78,10 @@ func Connect(c *NATSConfig, emb *Embedded, name string, log zerolog.Logger) (*na
 			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("NATS reconnected")
 		}),
 	}
-	url := c.URL
+	url, urlAuth, err := stripCredentials(c.URL)
+	if err != nil {
+		return nil, err
+	}
 	if emb != nil {
 		opts = append(opts, nats.InProcessServer(emb.Server()))
 		url = emb.ClientURL()
@@ -89,9 +92,11 @@ func Connect(c *NATSConfig, emb *Embedded, name string, log zerolog.Logger) (*na
 	case c.NKeyFile != "":
 		o, err := nats.NkeyOptionFromSeed(c.NKeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("nats.nkey_file: %w", err)
+			return nil, fmt.Errorf("nats.nkey_file %s: %w", c.NKeyFile, err)
 		}
 		opts = append(opts, o)
+	case urlAuth != nil: // as in nats.go, a URL's credentials win over user and token
+		opts = append(opts, urlAuth)
 	case c.Token != "":
 		opts = append(opts, nats.Token(c.Token))
 	case c.User != "":
@@ -108,6 +113,51 @@ func Connect(c *NATSConfig, emb *Embedded, name string, log zerolog.Logger) (*na
 		return nil, fmt.Errorf("connecting to NATS at %s: %w", redact(url), err)
 	}
 	return nc, nil
+}
+
+// stripCredentials takes the credentials out of a URL list
+// (nats://user:pass@host, nats://token@host) and returns them as a
+// connection option, so that no URL the connection reports
+// (ConnectedUrlRedacted masks a password but not a token) or an error
+// names carries a secret. Every URL that has credentials must have the
+// same ones.
+func stripCredentials(list string) (string, nats.Option, error) {
+	if list == "" {
+		return "", nil, nil
+	}
+	parts := strings.Split(list, ",")
+	var info *neturl.Userinfo
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		full := p
+		if !strings.Contains(full, "://") {
+			full = "nats://" + full // as nats.go reads a URL without a scheme
+		}
+		u, err := neturl.Parse(full)
+		if err != nil {
+			// The parser's error quotes the URL, credentials and all.
+			if strings.Contains(p, "@") {
+				return "", nil, fmt.Errorf("nats.url: server %d of the list is not a valid URL (not shown: it holds credentials)", i+1)
+			}
+			return "", nil, fmt.Errorf("nats.url: %w", err)
+		}
+		if u.User == nil {
+			continue
+		}
+		if info != nil && info.String() != u.User.String() {
+			return "", nil, errors.New("nats.url: the servers have different credentials; give them once (nats.user and nats.password, or nats.token)")
+		}
+		info, u.User = u.User, nil
+		parts[i] = u.String()
+	}
+	list = strings.Join(parts, ",")
+	if info == nil {
+		return list, nil, nil
+	}
+	if pass, ok := info.Password(); ok {
+		return list, nats.UserInfo(info.Username(), pass), nil
+	}
+	return list, nats.Token(info.Username()), nil
 }
 
 // redact drops passwords from a URL list for error messages.

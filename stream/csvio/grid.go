@@ -16,7 +16,7 @@ type Grid struct {
 
 // Build arranges the rows of o on a grid over the products ps. Cells with
 // no row are unobserved with unlimited supply; unknown products are an
-// error naming the line.
+// error naming the line. A grid over MaxGridCells is refused.
 func Build(o *Obs, ps *Products) (*Grid, error) {
 	np := len(ps.Names)
 	var times []float64
@@ -24,6 +24,9 @@ func Build(o *Obs, ps *Products) (*Grid, error) {
 		if len(times) == 0 || r.Time != times[len(times)-1] {
 			times = append(times, r.Time)
 		}
+	}
+	if np > 0 && len(times) > maxGridCells/np {
+		return nil, fmt.Errorf("%s: %w: %d times × %d products is more than %d cells (csvio.MaxGridCells)", o.Name, ErrTooLarge, len(times), np, maxGridCells)
 	}
 	d := &cvi.Data{Times: times, NP: np, Obs: make([]cvi.Obs, len(times)*np)}
 	for i := range d.Obs {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Row is one OBS row.
@@ -41,8 +42,9 @@ type Obs struct {
 }
 
 // ReadObs parses an OBS CSV; name labels errors (usually the path).
+// An input over MaxObsBytes is refused.
 func ReadObs(r io.Reader, name string) (*Obs, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(newLimitReader(r, maxObsBytes, "MaxObsBytes"))
 	cr.TrimLeadingSpace = true
 	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1
@@ -86,8 +88,8 @@ func ReadObs(r io.Reader, name string) (*Obs, error) {
 			return nil, fmt.Errorf("%s:%d: time %q mixes numbers and timestamps", name, line, row.TimeText)
 		}
 		row.Time = t
-		if row.Product == "" {
-			return nil, fmt.Errorf("%s:%d: empty product", name, line)
+		if err := checkProduct(row.Product); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		if row.Demand, err = parseNumber(rec[col["demand"]], math.NaN()); err != nil {
 			return nil, fmt.Errorf("%s:%d: demand: %w", name, line, err)
@@ -127,6 +129,22 @@ func ReadObs(r io.Reader, name string) (*Obs, error) {
 		return nil, fmt.Errorf("%s: no rows", name)
 	}
 	return o, nil
+}
+
+// checkProduct refuses an empty product name or one with a control
+// character (a line break inside quotes, a NUL): such a name is a broken
+// file, would not survive a CSV round trip (the reader turns "\r\n" into
+// "\n") and would break the lines of logs that name it.
+func checkProduct(s string) error {
+	if s == "" {
+		return errors.New("empty product")
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("product %q contains a control character", s)
+		}
+	}
+	return nil
 }
 
 // parseNumber parses a finite float; empty means def.

@@ -23,9 +23,10 @@ func (p *Products) Index(name string) (int, bool) {
 	return i, ok
 }
 
-// ReadProducts parses a PRODUCTS CSV: product,<feature columns>.
+// ReadProducts parses a PRODUCTS CSV: product,<feature columns>. An
+// input over MaxProductsBytes is refused.
 func ReadProducts(r io.Reader, name string) (*Products, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(newLimitReader(r, maxProductsBytes, "MaxProductsBytes"))
 	cr.TrimLeadingSpace = true
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
@@ -49,8 +50,8 @@ func ReadProducts(r io.Reader, name string) (*Products, error) {
 			break
 		}
 		id := strings.TrimSpace(rec[0])
-		if id == "" {
-			return nil, fmt.Errorf("%s:%d: empty product", name, line)
+		if err := checkProduct(id); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		if _, dup := p.index[id]; dup {
 			return nil, fmt.Errorf("%s:%d: duplicate product %q", name, line, id)
