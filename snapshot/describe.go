@@ -13,7 +13,7 @@ func Describe(w io.Writer, m *Model, size int) {
 	p("model            %s (%d products: %s)", m.Name, len(m.Products), list(m.Products, 8))
 	p("format           version %d, %d bytes", Version, size)
 	p("bins             width %v from %s; %d processed", m.BinWidth, ts(m.Origin), m.Processed)
-	p("input            applied up to stream sequence %d", m.Applied)
+	p("input            applied up to stream sequence %d (stream created %s)", m.Applied, ts(m.Stream))
 	p("hyperparameters  %d model, %d likelihood (raw): %v %v", len(m.ModelParams), len(m.LikParams), m.ModelParams, m.LikParams)
 	if m.Online.Filter.Started {
 		p("filter head      t = %.6g h, %d chains, state %d", m.Online.Filter.Time, len(m.Online.Filter.Mean), stateDim(&m.Online.Filter))

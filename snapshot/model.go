@@ -16,6 +16,9 @@ type Model struct {
 	// Applied is the last input stream sequence whose message is in this
 	// state; messages at or below it are skipped on redelivery.
 	Applied uint64
+	// Stream is the input stream's creation time (Unix ns; 0 unknown):
+	// sequences mean nothing in a stream created afresh.
+	Stream int64
 	// Revision counts re-smooths swapped in; Processed counts bins.
 	Revision      int64
 	Processed     int64

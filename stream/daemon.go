@@ -231,6 +231,12 @@ func (d *Daemon) bindConsumer(ctx context.Context, js jetstream.JetStream, r *Ru
 		return nil, err
 	}
 	after := r.Applied()
+	created := stream.CachedInfo().Created.UnixNano()
+	if after > 0 && r.stream != 0 && r.stream != created {
+		return nil, fmt.Errorf("%w: it read input stream %s created %s, but the server's was created %s (the stream was replaced; move the snapshot away to start afresh)",
+			ErrSnapshotMismatch, obsStream, time.Unix(0, r.stream).UTC().Format(time.RFC3339Nano), stream.CachedInfo().Created.UTC().Format(time.RFC3339Nano))
+	}
+	r.stream = created
 	if old, err := stream.Consumer(ctx, name); err == nil {
 		info, err := old.Info(ctx)
 		if err != nil {

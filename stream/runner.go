@@ -68,8 +68,10 @@ type Runner struct {
 	cancelJob     context.CancelFunc
 	faults        Faults
 
-	// Input position and acknowledgements (acks.go).
+	// Input position and acknowledgements (acks.go); stream is the input
+	// stream's creation time (Unix ns) the sequences count in.
 	applied    uint64
+	stream     int64
 	acks       ackQueue
 	maxPending int
 	published  int64

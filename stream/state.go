@@ -15,7 +15,7 @@ import (
 // snapshotOf captures the runner's state between two messages.
 func (r *Runner) snapshotOf() *snapshot.Model {
 	m := &snapshot.Model{Name: r.cfg.Name, Products: r.prods.Names, BinWidth: r.cfg.Bin.Duration,
-		Origin: r.cfg.Origin.UnixNano(), Applied: r.applied, Revision: int64(r.revision),
+		Origin: r.cfg.Origin.UnixNano(), Applied: r.applied, Stream: r.stream, Revision: int64(r.revision),
 		Processed: r.processed, SinceResmooth: int64(r.sinceResmooth),
 		ModelParams: r.built.Model.Params(nil), LikParams: r.built.Lik.Params(nil),
 		Online: onlineToSnap(r.on.Save()), Tail: onlineToSnap(r.tail.Save())}
@@ -107,7 +107,7 @@ func (r *Runner) restoreFrom(ctx context.Context, m *snapshot.Model) error {
 		r.win.push(binFromSnap(b))
 	}
 	r.asm.restore(m.Assembler)
-	r.applied, r.snapApplied = m.Applied, m.Applied
+	r.applied, r.snapApplied, r.stream = m.Applied, m.Applied, m.Stream
 	r.revision, r.processed, r.sinceResmooth = int(m.Revision), m.Processed, int(m.SinceResmooth)
 	if m.LastResmooth != 0 {
 		r.lastResmooth = time.Unix(0, m.LastResmooth)

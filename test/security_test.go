@@ -49,6 +49,7 @@ func secConfig(t *testing.T) stream.Config {
 	t.Helper()
 	cfg := stream.DefaultConfig()
 	cfg.HTTP.Listen = "off"
+	cfg.Snapshot.Dir = filepath.Join(t.TempDir(), "snapshots")
 	cfg.Log.Level = "debug"
 	m := stream.DefaultModelConfig()
 	m.Name = secModel
