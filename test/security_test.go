@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,6 +136,9 @@ func noSecrets(t *testing.T, what, text string, secrets []string) {
 // bin on <prefix>.obs.sec through a client with the same credentials and
 // waits for the filtered estimate on <prefix>.latent.sec; then checks the
 // logs for secrets.
+// authRuns numbers runAuthorized's bins.
+var authRuns atomic.Int64
+
 func runAuthorized(t *testing.T, cfg stream.Config, secrets []string) {
 	t.Helper()
 	logs := &logBuffer{}
@@ -186,7 +190,10 @@ func runAuthorized(t *testing.T, cfg stream.Config, secrets []string) {
 		t.Fatal(err)
 	}
 	three, five := 3.0, 5.0
-	start := origin
+	// A bin of its own: subtests share a server, and a daemon without a
+	// snapshot reads the input stream from its start, earlier subtests'
+	// bins included.
+	start := origin.Add(time.Duration(authRuns.Add(1)) * time.Hour)
 	msg, err := json.Marshal(stream.ObsMessage{Schema: stream.SchemaVersion, Model: secModel, BinStart: &start,
 		Observations: []stream.Observation{{Product: "a", Demand: &three}, {Product: "b", Demand: &five, Supply: &five}}})
 	if err != nil {
@@ -197,10 +204,16 @@ func runAuthorized(t *testing.T, cfg stream.Config, secrets []string) {
 	if _, err := js.Publish(pctx, cfg.NATS.Prefix+".obs."+secModel, msg); err != nil {
 		t.Fatalf("publishing the bin: %v", err)
 	}
-	msgs := col.wait(t, "the filtered estimate", 10*time.Second, func(ms []stream.LatentMessage) bool {
-		return count(stream.KindFiltered)(ms) >= 1
+	var m stream.LatentMessage
+	col.wait(t, "the filtered estimate", 10*time.Second, func(ms []stream.LatentMessage) bool {
+		for _, x := range ms {
+			if x.Kind == stream.KindFiltered && x.BinStart.Equal(start) {
+				m = x
+				return true
+			}
+		}
+		return false
 	})
-	m := msgs[0]
 	if m.Kind != stream.KindFiltered || !m.BinStart.Equal(start) || m.Missing != "" || len(m.Estimates) != 2 {
 		t.Fatalf("estimate: %+v", m)
 	}
