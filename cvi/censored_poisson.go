@@ -3,6 +3,7 @@ package cvi
 import (
 	"math"
 
+	"github.com/dcgpd/dcgpd/internal/mathx"
 	"gonum.org/v1/gonum/mathext"
 )
 
@@ -108,7 +109,7 @@ func tailFeature(link Link, k float64) feature {
 	if link == ExpLink {
 		return feature{math.Log(k), h}
 	}
-	c := softplusInv(k)
+	c := mathx.SoftplusInv(k)
 	_, _, g1, _ := link.eval(c)
 	return feature{c, h / g1}
 }

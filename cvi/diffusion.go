@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat/samplemv"
 
 	"github.com/dcgpd/dcgpd/diffusion"
+	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
 // Expectation selects how the diffusion likelihood's expectation is taken.
@@ -325,7 +326,7 @@ func (d *Diffusion) Params(dst []float64) []float64 {
 	if dst == nil {
 		dst = make([]float64, d.NumParams())
 	}
-	dst[0] = softplusInv(d.variance)
+	dst[0] = mathx.SoftplusInv(d.variance)
 	if d.learnable() {
 		dst[1], _ = diffusion.LengthscaleToRaw(d.ell)
 		dst[2], _ = diffusion.SinkToRaw(d.pi)

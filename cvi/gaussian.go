@@ -1,6 +1,10 @@
 package cvi
 
-import "math"
+import (
+	"math"
+
+	"github.com/dcgpd/dcgpd/internal/mathx"
+)
 
 var varianceName = []string{"variance"}
 
@@ -59,7 +63,7 @@ func (g *Gaussian) Params(dst []float64) []float64 {
 	if dst == nil {
 		dst = make([]float64, 1)
 	}
-	dst[0] = softplusInv(g.variance)
+	dst[0] = mathx.SoftplusInv(g.variance)
 	return dst
 }
 

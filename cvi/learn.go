@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
 // LearnOptions configures hyperparameter learning.
@@ -573,7 +574,7 @@ func newParamMap(e *Engine, free []int, nm int, names []string, all []float64, m
 		default:
 			pm.kind[j] = logParam
 		}
-		v := filter.Softplus(all[i])
+		v := mathx.Softplus(all[i])
 		if pm.kind[j] == boundedLog && !(v > pm.lo[j]) {
 			v = 2 * pm.lo[j] // a start below the bound moves to the median spacing
 		}
@@ -603,7 +604,7 @@ func (pm *paramMap) raw(j int, u float64) float64 {
 	if pm.kind[j] == rawParam {
 		return u
 	}
-	return filter.SoftplusInv(pm.value(j, u))
+	return mathx.SoftplusInv(pm.value(j, u))
 }
 
 // dRaw returns d raw / du at u.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
 // Obs is one scalar observation: sales Y of a product in a time bin with
@@ -66,24 +66,8 @@ type Scalar interface {
 	SetParams(src []float64) error
 }
 
-// softplus and softplusInv are the positive-parameter transforms shared
-// with the kernels.
-var (
-	softplus    = filter.Softplus
-	softplusInv = filter.SoftplusInv
-)
-
 // softplusSlope returns dv/dθ at v = softplus(θ), i.e. sigmoid(θ) = 1 − e⁻ᵛ.
 func softplusSlope(v float64) float64 { return -math.Expm1(-v) }
-
-// sigmoid returns 1/(1 + e⁻ˣ), the derivative of softplus.
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
 
 // setPositiveParam decodes a single softplus-parameterised positive value.
 func setPositiveParam(name string, src []float64) (float64, error) {
@@ -94,7 +78,7 @@ func setPositiveParam(name string, src []float64) (float64, error) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return 0, fmt.Errorf("cvi: parameter %s is not finite: %v", name, x)
 	}
-	v := softplus(x)
+	v := mathx.Softplus(x)
 	if !(v > 0) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("cvi: parameter %s = softplus(%v) = %v is not a positive finite number", name, x, v)
 	}

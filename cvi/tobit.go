@@ -1,6 +1,10 @@
 package cvi
 
-import "math"
+import (
+	"math"
+
+	"github.com/dcgpd/dcgpd/internal/mathx"
+)
 
 // Tobit is the right-censored Gaussian likelihood of the CGP model: the
 // demand y* ~ N(f, σ²) is observed when the observation is not censored,
@@ -102,7 +106,7 @@ func (t *Tobit) Params(dst []float64) []float64 {
 	if dst == nil {
 		dst = make([]float64, 1)
 	}
-	dst[0] = softplusInv(t.variance)
+	dst[0] = mathx.SoftplusInv(t.variance)
 	return dst
 }
 

@@ -3,6 +3,8 @@ package diffusion
 import (
 	"fmt"
 	"math"
+
+	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
 // LengthscaleFromRaw returns the unconstrained parameterisation of the
@@ -10,12 +12,7 @@ import (
 // without overflow. ℓ underflows to 0 (an invalid lengthscale) for θ below
 // about −745.
 func LengthscaleFromRaw(theta float64) (ell, dEll float64) {
-	if theta > 0 {
-		e := math.Exp(-theta)
-		return theta + math.Log1p(e), 1 / (1 + e)
-	}
-	e := math.Exp(theta)
-	return math.Log1p(e), e / (1 + e)
+	return mathx.SoftplusSlope(theta)
 }
 
 // LengthscaleToRaw returns θ with softplus(θ) = ell, accurate for tiny and
@@ -24,8 +21,7 @@ func LengthscaleToRaw(ell float64) (float64, error) {
 	if !(ell > 0) || math.IsInf(ell, 1) {
 		return 0, fmt.Errorf("diffusion: lengthscale %v must be finite and > 0", ell)
 	}
-	// log(e^ℓ − 1) = ℓ + log(1 − e^−ℓ).
-	return ell + math.Log(-math.Expm1(-ell)), nil
+	return mathx.SoftplusInv(ell), nil
 }
 
 // SinkFromRaw returns π = tanh(|θ|), capped at the largest float64 below 1,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dcgpd/dcgpd/internal/mathx"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -578,7 +579,7 @@ func TestCombinatorStructure(t *testing.T) {
 	// The same kernel twice is two independent components.
 	s2, _ := NewSum(a, a)
 	p := s2.Params(nil)
-	p[0] = SoftplusInv(5)
+	p[0] = mathx.SoftplusInv(5)
 	if err := s2.SetParams(p); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package filter
 import (
 	"fmt"
 	"math"
+
+	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
 // checkPositive returns an error unless v is finite and > 0.
@@ -24,7 +26,7 @@ func setPositive(names []string, src []float64, dst ...*float64) error {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return fmt.Errorf("filter: parameter %s is not finite: %v", names[i], x)
 		}
-		vals[i] = Softplus(x)
+		vals[i] = mathx.Softplus(x)
 		if err := checkPositive(names[i], vals[i]); err != nil {
 			return err
 		}
@@ -69,7 +71,7 @@ func (m *maternBase) Params(dst []float64) []float64 {
 	if dst == nil {
 		dst = make([]float64, 2)
 	}
-	dst[0], dst[1] = SoftplusInv(m.variance), SoftplusInv(m.lengthscale)
+	dst[0], dst[1] = mathx.SoftplusInv(m.variance), mathx.SoftplusInv(m.lengthscale)
 	return dst
 }
 

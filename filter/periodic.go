@@ -3,6 +3,8 @@ package filter
 import (
 	"fmt"
 	"math"
+
+	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
 // MaxHarmonics bounds the number of harmonics of the periodic kernels: the
@@ -201,7 +203,7 @@ func (k *Periodic) Params(dst []float64) []float64 {
 	if dst == nil {
 		dst = make([]float64, 3)
 	}
-	dst[0], dst[1], dst[2] = SoftplusInv(k.variance), SoftplusInv(k.lengthscale), SoftplusInv(k.period)
+	dst[0], dst[1], dst[2] = mathx.SoftplusInv(k.variance), mathx.SoftplusInv(k.lengthscale), mathx.SoftplusInv(k.period)
 	return dst
 }
 

@@ -3,6 +3,8 @@ package filter
 import (
 	"fmt"
 	"math"
+
+	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
 var quasiPeriodicNames = []string{"variance", "lengthscale", "period", "matern_lengthscale"}
@@ -210,8 +212,8 @@ func (k *QuasiPeriodic) Params(dst []float64) []float64 {
 	if dst == nil {
 		dst = make([]float64, 4)
 	}
-	dst[0], dst[1] = SoftplusInv(k.variance), SoftplusInv(k.lengthscale)
-	dst[2], dst[3] = SoftplusInv(k.period), SoftplusInv(k.maternLengthscale)
+	dst[0], dst[1] = mathx.SoftplusInv(k.variance), mathx.SoftplusInv(k.lengthscale)
+	dst[2], dst[3] = mathx.SoftplusInv(k.period), mathx.SoftplusInv(k.maternLengthscale)
 	return dst
 }
 

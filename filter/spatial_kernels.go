@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
 // EarthRadius is the mean Earth radius in metres (IUGG R₁), used by the
@@ -217,9 +219,9 @@ func (k *stationarySpatial) Params(dst []float64) []float64 {
 	if dst == nil {
 		dst = make([]float64, len(k.names))
 	}
-	dst[0] = SoftplusInv(k.variance)
+	dst[0] = mathx.SoftplusInv(k.variance)
 	for i, l := range k.dist.ls {
-		dst[1+i] = SoftplusInv(l)
+		dst[1+i] = mathx.SoftplusInv(l)
 	}
 	return dst
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/dcgpd/dcgpd/diffusion"
-	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
 // Parameter is one hyperparameter of a built model in the user's units.
@@ -27,7 +27,7 @@ func (b *Built) Parameters() []Parameter {
 	raw = append(raw, b.Lik.Params(nil)...)
 	out := make([]Parameter, len(names))
 	for i, n := range names {
-		v := filter.Softplus(raw[i])
+		v := mathx.Softplus(raw[i])
 		if strings.HasSuffix(n, ".sink") {
 			v, _ = diffusion.SinkFromRaw(raw[i])
 		}
