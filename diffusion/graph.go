@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/dcgpd/dcgpd/internal/geo"
 )
 
 // MaxDenseEdges bounds the size of a dense graph (about 8200 products,
@@ -105,8 +107,8 @@ func (g *Graph) buildSparse(features [][]float64, dim, k int, cut float64) {
 			la, lo := p[0]*math.Pi/180, p[1]*math.Pi/180
 			pts[3*i], pts[3*i+1], pts[3*i+2] = math.Cos(la)*math.Cos(lo), math.Cos(la)*math.Sin(lo), math.Sin(la)
 		}
-		if cut > 0 && cut/EarthRadius < math.Pi {
-			c := 2 * math.Sin(cut/EarthRadius/2)
+		if cut > 0 && cut/geo.EarthRadius < math.Pi {
+			c := 2 * math.Sin(cut/geo.EarthRadius/2)
 			r2 = c * c * (1 + 1e-9) // generous: the exact test follows
 		}
 	} else {

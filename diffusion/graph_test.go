@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/dcgpd/dcgpd/internal/geo"
 )
 
 // bruteNeighbours is the neighbourhood definition written directly: sort
@@ -117,7 +119,7 @@ func TestKNNAllEqualsDense(t *testing.T) {
 }
 
 func TestMetric(t *testing.T) {
-	R := EarthRadius
+	R := geo.EarthRadius
 	tests := []struct {
 		name string
 		p, q []float64

@@ -3,11 +3,9 @@ package diffusion
 import (
 	"fmt"
 	"math"
-)
 
-// EarthRadius is the mean Earth radius in metres (IUGG R₁) used by the
-// GreatCircle metric.
-const EarthRadius = 6371008.8
+	"github.com/dcgpd/dcgpd/internal/geo"
+)
 
 // Metric selects how distances between product feature vectors are
 // measured. The zero value is Euclidean.
@@ -19,7 +17,7 @@ const (
 	Euclidean Metric = iota
 	// GreatCircle treats each feature vector as (latitude, longitude) in
 	// degrees and measures the haversine great-circle distance in metres on
-	// a sphere of radius EarthRadius. Lengthscales and cut-offs are then in
+	// a sphere of radius geo.EarthRadius. Lengthscales and cut-offs are then in
 	// metres too.
 	GreatCircle
 )
@@ -40,7 +38,7 @@ func (m Metric) String() string {
 // p = q. It does not validate its arguments; see ValidateFeatures.
 func (m Metric) SquaredDistance(p, q []float64) float64 {
 	if m == GreatCircle {
-		d := haversine(p[0], p[1], q[0], q[1])
+		d := geo.Haversine(p[0], p[1], q[0], q[1])
 		return d * d
 	}
 	var s float64
@@ -55,22 +53,9 @@ func (m Metric) SquaredDistance(p, q []float64) float64 {
 // GreatCircle). It does not validate its arguments; see ValidateFeatures.
 func (m Metric) Distance(p, q []float64) float64 {
 	if m == GreatCircle {
-		return haversine(p[0], p[1], q[0], q[1])
+		return geo.Haversine(p[0], p[1], q[0], q[1])
 	}
 	return math.Sqrt(m.SquaredDistance(p, q))
-}
-
-// haversine returns the great-circle distance in metres between two
-// (lat, lon) points given in degrees. The atan2 form stays accurate for
-// both tiny and near-antipodal separations, where asin(√a) does not.
-func haversine(lat1, lon1, lat2, lon2 float64) float64 {
-	const rad = math.Pi / 180
-	p1, p2 := lat1*rad, lat2*rad
-	sdp := math.Sin((p2 - p1) / 2)
-	sdl := math.Sin((lon2 - lon1) * rad / 2)
-	a := sdp*sdp + math.Cos(p1)*math.Cos(p2)*sdl*sdl
-	a = math.Min(math.Max(a, 0), 1)
-	return 2 * EarthRadius * math.Atan2(math.Sqrt(a), math.Sqrt(1-a))
 }
 
 // ValidateFeatures checks that features is non-empty, that every vector is

@@ -6,12 +6,9 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/dcgpd/dcgpd/internal/geo"
 	"github.com/dcgpd/dcgpd/internal/mathx"
 )
-
-// EarthRadius is the mean Earth radius in metres (IUGG R₁), used by the
-// geographic metrics.
-const EarthRadius = 6371008.8
 
 // Metric says how a spatial kernel measures the distance between two
 // feature vectors.
@@ -24,7 +21,7 @@ const (
 	Euclidean Metric = iota
 	// GreatCircle treats features as (latitude, longitude) in degrees and
 	// uses the great-circle (haversine) distance in metres over one
-	// lengthscale in metres: r = Haversine(p, q)/ℓ. Only the Matérn-1/2
+	// lengthscale in metres: r = geo.Haversine(p, q)/ℓ. Only the Matérn-1/2
 	// kernel is guaranteed positive definite on the whole sphere with this
 	// distance (Gneiting 2013); smoother kernels are safe in practice when
 	// ℓ and the points' spread are small against the Earth's radius, and
@@ -49,25 +46,6 @@ func (m Metric) String() string {
 		return "chordal"
 	}
 	return "Metric(" + strconv.Itoa(int(m)) + ")"
-}
-
-// Haversine returns the great-circle distance in metres between two points
-// given by latitude and longitude in degrees, on a sphere of radius
-// EarthRadius. It is exactly 0 for identical points and accurate for
-// nearby and antipodal ones alike.
-func Haversine(lat1, lon1, lat2, lon2 float64) float64 {
-	a := haversineTerm(lat1, lon1, lat2, lon2)
-	return 2 * EarthRadius * math.Atan2(math.Sqrt(a), math.Sqrt(1-a))
-}
-
-// haversineTerm returns sin²(c/2) for the central angle c between two
-// points, clamped to [0, 1] against rounding.
-func haversineTerm(lat1, lon1, lat2, lon2 float64) float64 {
-	const rad = math.Pi / 180
-	sp := math.Sin((lat2 - lat1) * rad / 2)
-	sl := math.Sin((lon2 - lon1) * rad / 2)
-	a := sp*sp + math.Cos(lat1*rad)*math.Cos(lat2*rad)*sl*sl
-	return math.Min(math.Max(a, 0), 1)
 }
 
 // scaledDistance is a metric with its lengthscales: one per feature for
@@ -112,10 +90,10 @@ func (d *scaledDistance) dim() int {
 func (d *scaledDistance) scaled2(p, q []float64) float64 {
 	switch d.metric {
 	case GreatCircle:
-		r := Haversine(p[0], p[1], q[0], q[1]) / d.ls[0]
+		r := geo.Haversine(p[0], p[1], q[0], q[1]) / d.ls[0]
 		return r * r
 	case Chordal:
-		r := 2 * EarthRadius * math.Sqrt(haversineTerm(p[0], p[1], q[0], q[1])) / d.ls[0]
+		r := geo.Chord(p[0], p[1], q[0], q[1]) / d.ls[0]
 		return r * r
 	}
 	var s float64

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/diffusion"
 	"github.com/dcgpd/dcgpd/filter"
 )
 
@@ -266,11 +268,7 @@ func buildProduct(p Product, sum Summary, fixed map[string]bool) (filter.Spatial
 	if len(ls) == 0 {
 		l := p.Lengthscale
 		if l == 0 {
-			mt := euclid
-			if sum.Geographic {
-				mt = geo
-			}
-			l = medianNeighbourDistance(sum.Features, mt)
+			l = medianNeighbourDistance(sum.Features, sum.Geographic)
 		}
 		n := dim
 		if sum.Geographic {
@@ -325,19 +323,26 @@ func buildProduct(p Product, sum Summary, fixed map[string]bool) (filter.Spatial
 }
 
 // medianNeighbourDistance is the median over products of the distance to
-// the nearest other product (1 if undefined).
-func medianNeighbourDistance(f [][]float64, geographic distanceKind) float64 {
+// the nearest other product (great-circle metres for geographic features;
+// 1 if undefined), found by the diffusion graph's k-d tree.
+func medianNeighbourDistance(f [][]float64, geographic bool) float64 {
+	metric := diffusion.Euclidean
+	if geographic {
+		metric = diffusion.GreatCircle
+	}
+	g, err := diffusion.NewGraph(f, diffusion.GraphOptions{Metric: metric, K: 1})
+	if err != nil {
+		return 1
+	}
 	var ds []float64
-	for i := range f {
-		best := math.Inf(1)
-		for j := range f {
-			if i == j {
-				continue
-			}
-			best = math.Min(best, featureDistance(f[i], f[j], geographic))
+	for i := 0; i < g.N(); i++ {
+		_, d2 := g.Neighbours(i)
+		if len(d2) == 0 {
+			continue
 		}
+		best := slices.Min(d2)
 		if best > 0 && !math.IsInf(best, 1) {
-			ds = append(ds, best)
+			ds = append(ds, math.Sqrt(best))
 		}
 	}
 	if len(ds) == 0 {
@@ -345,24 +350,4 @@ func medianNeighbourDistance(f [][]float64, geographic distanceKind) float64 {
 	}
 	sort.Float64s(ds)
 	return ds[len(ds)/2]
-}
-
-// distanceKind selects Euclidean or great-circle feature distances.
-type distanceKind bool
-
-const (
-	euclid distanceKind = false
-	geo    distanceKind = true
-)
-
-func featureDistance(a, b []float64, kind distanceKind) float64 {
-	if kind == geo {
-		return filter.Haversine(a[0], a[1], b[0], b[1])
-	}
-	var s float64
-	for i := range a {
-		d := a[i] - b[i]
-		s += d * d
-	}
-	return math.Sqrt(s)
 }

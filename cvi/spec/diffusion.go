@@ -60,11 +60,7 @@ func buildDiffusion(m Model, sum Summary, variance float64, fixed map[string]boo
 		opts.Graph = g
 		opts.Lengthscale = d.Lengthscale
 		if opts.Lengthscale == 0 {
-			mt := euclid
-			if sum.Geographic {
-				mt = geo
-			}
-			opts.Lengthscale = medianNeighbourDistance(sum.Features, mt)
+			opts.Lengthscale = medianNeighbourDistance(sum.Features, sum.Geographic)
 		}
 	}
 	lik, err := cvi.NewDiffusion(opts)

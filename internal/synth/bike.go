@@ -5,10 +5,9 @@ import (
 	"math"
 	"slices"
 	"time"
-)
 
-// earthRadiusM is the mean Earth radius used to project lat/lon to metres.
-const earthRadiusM = 6371008.8
+	"github.com/dcgpd/dcgpd/internal/geo"
+)
 
 // PaperBikeStations is the default 4-hub cluster. The paper used Citi Bike
 // stations 3711, 366, 496 and 3641, paired 3711↔366 and 496↔3641 by its
@@ -159,8 +158,8 @@ func projectMetres(lat, lon []float64) [][]float64 {
 	out := make([][]float64, len(lat))
 	for k := range lat {
 		out[k] = []float64{
-			(lon[k] - lon0) * rad * earthRadiusM * math.Cos(lat0*rad),
-			(lat[k] - lat0) * rad * earthRadiusM,
+			(lon[k] - lon0) * rad * geo.EarthRadius * math.Cos(lat0*rad),
+			(lat[k] - lat0) * rad * geo.EarthRadius,
 		}
 	}
 	return out

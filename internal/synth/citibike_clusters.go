@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/dcgpd/dcgpd/internal/geo"
 )
 
 // CitiBikeDir is the Citi Bike data directory relative to the repository
@@ -46,12 +48,9 @@ func ReadBikeStations(dir string) ([]BikeStation, error) {
 	return readBikeStations(filepath.Join(dir, citiBikeStations), ids)
 }
 
-// greatCircleM is the haversine distance in metres.
+// greatCircleM is the great-circle distance in metres.
 func greatCircleM(a, b BikeStation) float64 {
-	rad := math.Pi / 180
-	dlat, dlon := (b.Lat-a.Lat)*rad, (b.Lon-a.Lon)*rad
-	h := math.Sin(dlat/2)*math.Sin(dlat/2) + math.Cos(a.Lat*rad)*math.Cos(b.Lat*rad)*math.Sin(dlon/2)*math.Sin(dlon/2)
-	return 2 * earthRadiusM * math.Asin(math.Min(1, math.Sqrt(h)))
+	return geo.Haversine(a.Lat, a.Lon, b.Lat, b.Lon)
 }
 
 // NeighbourClusters picks n clusters of the k nearest stations around
