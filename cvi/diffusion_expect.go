@@ -8,15 +8,16 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dcgpd/dcgpd/diffusion"
+	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
 // sqrtCov writes a factor L with L·Lᵀ = P (Cholesky, or the symmetric
 // square root when P is only semi-definite) into dst (NP×NP).
 func sqrtCov(dst, P []float64, np int) error {
-	if cholInto(dst, P, np) {
+	if linalg.CholeskySym(dst, P, np) {
 		return nil
 	}
-	vals, v, err := symEigen(P, np, 1)
+	vals, v, err := eigenScaled(P, np, 1)
 	if err != nil {
 		return fmt.Errorf("cvi: covariance: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
 // Engine runs conjugate-computation variational inference (CVI) for one
@@ -160,7 +161,7 @@ func (e *Engine) expect() (float64, error) {
 	_, fused := e.Lik.(fusedLikelihood)
 	withPG := e.wantPG && fused
 	nlp := e.Lik.NumParams()
-	e.pgrad = resize(e.pgrad, nlp)
+	e.pgrad = linalg.Resize(e.pgrad, nlp)
 	clear(e.pgrad)
 	workers := 1
 	wl, parallel := e.Lik.(interface{ Worker() Likelihood })
@@ -424,7 +425,7 @@ func psdTarget(dst, scratch, h []float64, np int, floor float64) error {
 		}
 		dst[a*np+a] -= floor
 	}
-	if cholInto(scratch, dst, np) {
+	if linalg.CholeskySym(scratch, dst, np) {
 		for a := 0; a < np; a++ {
 			dst[a*np+a] += floor
 		}
@@ -440,7 +441,7 @@ func psdTarget(dst, scratch, h []float64, np int, floor float64) error {
 	if !any {
 		return nil
 	}
-	vals, vecs, err := symEigen(h, np, -1)
+	vals, vecs, err := eigenScaled(h, np, -1)
 	if err != nil {
 		return fmt.Errorf("curvature: %w", err)
 	}

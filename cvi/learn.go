@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/internal/linalg"
 	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
@@ -755,7 +756,7 @@ func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64, rawAt 
 			defer wg.Done()
 			m := gw.m
 			post := &gw.post
-			gw.p = resize(gw.p, len(base))
+			gw.p = linalg.Resize(gw.p, len(base))
 			p := gw.p
 			failed := false
 			for j := range jobs {

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
 // OnlineOptions configures the per-bin CVI refinement of an Online.
@@ -215,9 +216,9 @@ func (o *Online) Apply(t float64, nat1, nat2 []float64, dst *BinResult) error {
 func (o *Online) grow(dst *BinResult) {
 	np := o.np
 	w := len(o.l2)
-	dst.Mean, dst.Var = resize(dst.Mean, np), resize(dst.Var, np)
-	dst.PredMean, dst.PredVar = resize(dst.PredMean, np), resize(dst.PredVar, np)
-	dst.Nat1, dst.Nat2 = resize(dst.Nat1, np), resize(dst.Nat2, w)
+	dst.Mean, dst.Var = linalg.Resize(dst.Mean, np), linalg.Resize(dst.Var, np)
+	dst.PredMean, dst.PredVar = linalg.Resize(dst.PredMean, np), linalg.Resize(dst.PredVar, np)
+	dst.Nat1, dst.Nat2 = linalg.Resize(dst.Nat1, np), linalg.Resize(dst.Nat2, w)
 }
 
 // step refines the site of the bin the filter was just advanced to and
@@ -382,8 +383,8 @@ func (o *Online) refined() error {
 			}
 		}
 	} else if anyNonZero(o.l2) {
-		if !cholInto(o.mwk, o.l2, np) {
-			vals, vecs, err := symEigen(o.l2, np, 1)
+		if !linalg.CholeskySym(o.mwk, o.l2, np) {
+			vals, vecs, err := eigenScaled(o.l2, np, 1)
 			if err != nil {
 				return fmt.Errorf("cvi: online site: %w", err)
 			}
@@ -441,7 +442,7 @@ func (o *Online) refined() error {
 			}
 		}
 		lm := o.t2[:nl*nl]
-		if !cholInto(lm, m, nl) {
+		if !linalg.CholeskySym(lm, m, nl) {
 			return fmt.Errorf("%w: site system not positive definite", ErrOnlineNumerics)
 		}
 		// W = Lm⁻¹·(PL)ᵀ column by column of PLᵀ; S −= Wᵀ·W.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/dcgpd/dcgpd/internal/linalg"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -64,27 +65,12 @@ func TestPSDTarget(t *testing.T) {
 	}
 }
 
-func TestCholInto(t *testing.T) {
-	a := []float64{4, 2, 0.4, 2, 5, 1, 0.4, 1, 3}
-	l := make([]float64, 9)
-	if !cholInto(l, a, 3) {
-		t.Fatal("positive definite matrix rejected")
-	}
-	checkFactor(t, l, a, 3)
-	if cholInto(l, []float64{1, 2, 2, 1}, 2) {
-		t.Error("indefinite matrix accepted")
-	}
-	if cholInto(l, []float64{math.NaN(), 0, 0, 1}, 2) {
-		t.Error("NaN accepted")
-	}
-}
-
 // TestSqrtCovSemiDefinite checks the eigen route of sqrtCov, taken when
 // the covariance is only semi-definite: L·Lᵀ reproduces it.
 func TestSqrtCovSemiDefinite(t *testing.T) {
 	P := []float64{1, 1, 0, 1, 1, 0, 0, 0, 2} // rank 2
 	L := make([]float64, 9)
-	if cholInto(L, P, 3) {
+	if linalg.CholeskySym(L, P, 3) {
 		t.Fatal("singular matrix took the Cholesky route")
 	}
 	if err := sqrtCov(L, P, 3); err != nil {

@@ -1,5 +1,7 @@
 package filter
 
+import "github.com/dcgpd/dcgpd/internal/linalg"
+
 // tblocks is a chain's transition T = I_m ⊗ A (m copies of a d×d A) cut
 // into dense diagonal blocks: the finest partition of A into consecutive
 // diagonal blocks outside of which A, and the process noise Q when given,
@@ -50,9 +52,9 @@ func (tb *tblocks) set(a, q []float64, d, m int, t bool) {
 			start = i + 1
 		}
 	}
-	tb.a = resize(tb.a, size)
+	tb.a = linalg.Resize(tb.a, size)
 	if q != nil {
-		tb.q = resize(tb.q, size)
+		tb.q = linalg.Resize(tb.q, size)
 	}
 	p := 0
 	for b := range tb.blk {

@@ -1,5 +1,7 @@
 package filter
 
+import "github.com/dcgpd/dcgpd/internal/linalg"
+
 // chain is the per-bin storage of one Kalman chain of state dimension dim:
 // the transition into each bin, the predicted, filtered and smoothed
 // moments. Bin 0's prediction is the stationary prior, or the model's
@@ -20,7 +22,7 @@ type chain struct {
 // grow sizes the chain for n bins, reusing its buffers when large enough.
 func (c *chain) grow(n, dim, dt int, smooth, keepPred bool) {
 	c.dim, c.keepPred = dim, keepPred
-	c.a = resize(c.a, n*dt*dt)
+	c.a = linalg.Resize(c.a, n*dt*dt)
 	if cap(c.aFrom) < n {
 		c.aFrom = make([]int, n)
 	}
@@ -29,31 +31,13 @@ func (c *chain) grow(n, dim, dt int, smooth, keepPred bool) {
 	if keepPred {
 		slots = n
 	}
-	c.mp = resize(c.mp, slots*dim)
-	c.pp = resize(c.pp, slots*dim*dim)
-	c.mf = resize(c.mf, n*dim)
-	c.pf = resize(c.pf, n*dim*dim)
+	c.mp = linalg.Resize(c.mp, slots*dim)
+	c.pp = linalg.Resize(c.pp, slots*dim*dim)
+	c.mf = linalg.Resize(c.mf, n*dim)
+	c.pf = linalg.Resize(c.pf, n*dim*dim)
 	if smooth {
-		c.ms = resize(c.ms, n*dim)
-		c.ps = resize(c.ps, n*dim*dim)
-	}
-}
-
-// resize returns s with length n, reallocating only when cap is short.
-func resize(s []float64, n int) []float64 {
-	if cap(s) < n {
-		return make([]float64, n)
-	}
-	return s[:n]
-}
-
-// setIdentity writes the n×n identity into a.
-func setIdentity(a []float64, n int) {
-	for i := range a[:n*n] {
-		a[i] = 0
-	}
-	for i := 0; i < n; i++ {
-		a[i*n+i] = 1
+		c.ms = linalg.Resize(c.ms, n*dim)
+		c.ps = linalg.Resize(c.ps, n*dim*dim)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 
+	"github.com/dcgpd/dcgpd/internal/linalg"
 	"gonum.org/v1/gonum/blas"
 )
 
@@ -26,16 +27,16 @@ type denseWork struct {
 func (w *denseWork) grow(m, d, rmax int) {
 	D := m * d
 	w.m, w.d, w.rmax = m, d, rmax
-	w.tmp = resize(w.tmp, D*D)
-	w.chol = resize(w.chol, D*D)
-	w.e = resize(w.e, D*D)
-	w.t2 = resize(w.t2, D*D)
-	w.ut = resize(w.ut, rmax*D)
-	w.s = resize(w.s, rmax*rmax)
-	w.v = resize(w.v, max(D, rmax))
-	w.diff = resize(w.diff, D)
-	w.q = resize(w.q, d*d)
-	w.kscratch = resize(w.kscratch, 3*d*d)
+	w.tmp = linalg.Resize(w.tmp, D*D)
+	w.chol = linalg.Resize(w.chol, D*D)
+	w.e = linalg.Resize(w.e, D*D)
+	w.t2 = linalg.Resize(w.t2, D*D)
+	w.ut = linalg.Resize(w.ut, rmax*D)
+	w.s = linalg.Resize(w.s, rmax*rmax)
+	w.v = linalg.Resize(w.v, max(D, rmax))
+	w.diff = linalg.Resize(w.diff, D)
+	w.q = linalg.Resize(w.q, d*d)
+	w.kscratch = linalg.Resize(w.kscratch, 3*d*d)
 }
 
 // predictDense writes mp = T·mf and pp = T·pf·Tᵀ + I⊗Q for the chain's
@@ -85,22 +86,22 @@ func updateDense(mf, pf, mp, pp, cw, cs, z []float64, sup []int, r int, w *dense
 		copy(pf[:D*D], pp[:D*D])
 		return 0, nil
 	}
-	if r == 2 && 2*D*D <= smallOps {
+	if r == 2 && 2*D*D <= linalg.SmallOps {
 		return updateSmall2(mf, pf, mp, pp, cs, z, sup, D, w, det)
 	}
-	if r*D*D <= smallOps {
+	if r*D*D <= linalg.SmallOps {
 		return updateSmall(mf, pf, mp, pp, cs, z, sup, r, D, w, det)
 	}
 	copy(mf[:D], mp[:D])
 	copy(pf[:D*D], pp[:D*D])
 	ut := w.ut[:r*D]
 	s := w.s[:r*r]
-	gemm(blas.NoTrans, blas.NoTrans, 1, general(r, D, D, cw), general(D, D, D, pp), 0, general(r, D, D, ut))
-	gemm(blas.NoTrans, blas.Trans, 1, general(r, D, D, ut), general(r, D, D, cw), 0, general(r, r, r, s))
+	linalg.Gemm(blas.NoTrans, blas.NoTrans, 1, linalg.General(r, D, D, cw), linalg.General(D, D, D, pp), 0, linalg.General(r, D, D, ut))
+	linalg.Gemm(blas.NoTrans, blas.Trans, 1, linalg.General(r, D, D, ut), linalg.General(r, D, D, cw), 0, linalg.General(r, r, r, s))
 	for i := 0; i < r; i++ {
 		s[i*r+i]++
 	}
-	if !cholesky(s, r) {
+	if !linalg.Cholesky(s, r) {
 		return 0, errInnovation
 	}
 	v := w.v[:r]
@@ -112,8 +113,8 @@ func updateDense(mf, pf, mp, pp, cw, cs, z []float64, sup []int, r int, w *dense
 		}
 		v[k] = z[k] - acc
 	}
-	trsmLower(s, r, ut, D, D)
-	trsmLower(s, r, v, 1, 1)
+	linalg.TrsmLower(s, r, ut, D, D)
+	linalg.TrsmLower(s, r, v, 1, 1)
 	// mf += utᵀ·v
 	for k := 0; k < r; k++ {
 		vk := v[k]
@@ -122,8 +123,8 @@ func updateDense(mf, pf, mp, pp, cw, cs, z []float64, sup []int, r int, w *dense
 			mf[j] += u * vk
 		}
 	}
-	gemm(blas.Trans, blas.NoTrans, -1, general(r, D, D, ut), general(r, D, D, ut), 1, general(D, D, D, pf))
-	symmetrize(pf, D)
+	linalg.Gemm(blas.Trans, blas.NoTrans, -1, linalg.General(r, D, D, ut), linalg.General(r, D, D, ut), 1, linalg.General(D, D, D, pf))
+	linalg.Symmetrize(pf, D)
 	ll := -0.5 * float64(r) * log2Pi
 	for i := 0; i < r; i++ {
 		det.mul(s[i*r+i])
@@ -171,7 +172,7 @@ func updateSmall(mf, pf, mp, pp, cs, z []float64, sup []int, r, D int, w *denseW
 		}
 		s[k*r+k]++
 	}
-	if !choleskySmall(s, r) {
+	if !linalg.CholeskySmall(s, r) {
 		return 0, errInnovation
 	}
 	// ut ← L⁻¹·ut, v ← L⁻¹·v.
@@ -289,10 +290,10 @@ func smoothDense(ms, ps, mf, pf, msN, psN, mpN, ppN, aN []float64, w *denseWork)
 	kronLeft(x, aN, pf, m, d)
 	ch := w.chol
 	copy(ch[:D*D], ppN[:D*D])
-	if cholesky(ch, D) {
-		trsmLower(ch, D, x, D, D)
-		trsmLowerT(ch, D, x, D, D)
-	} else if !psdSolveInPlace(ppN, D, x, D) {
+	if linalg.Cholesky(ch, D) {
+		linalg.TrsmLower(ch, D, x, D, D)
+		linalg.TrsmLowerT(ch, D, x, D, D)
+	} else if !linalg.PSDSolve(ppN, D, x, D) {
 		return errors.New("filter: smoother: predicted covariance cannot be factorised")
 	}
 	diff := w.diff
@@ -315,10 +316,10 @@ func smoothDense(ms, ps, mf, pf, msN, psN, mpN, ppN, aN []float64, w *denseWork)
 	for i := 0; i < D*D; i++ {
 		e[i] = psN[i] - ppN[i]
 	}
-	gemm(blas.NoTrans, blas.NoTrans, 1, general(D, D, D, e), general(D, D, D, x), 0, general(D, D, D, w.t2))
+	linalg.Gemm(blas.NoTrans, blas.NoTrans, 1, linalg.General(D, D, D, e), linalg.General(D, D, D, x), 0, linalg.General(D, D, D, w.t2))
 	copy(ps[:D*D], pf[:D*D])
-	gemm(blas.Trans, blas.NoTrans, 1, general(D, D, D, x), general(D, D, D, w.t2), 1, general(D, D, D, ps))
-	symmetrize(ps, D)
+	linalg.Gemm(blas.Trans, blas.NoTrans, 1, linalg.General(D, D, D, x), linalg.General(D, D, D, w.t2), 1, linalg.General(D, D, D, ps))
+	linalg.Symmetrize(ps, D)
 	return nil
 }
 

@@ -51,68 +51,6 @@ func maxAbsDiff(a, b []float64) float64 {
 	return m
 }
 
-func TestSymEigen(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 1))
-	for _, n := range []int{1, 2, 3, 5, 8, 16, 20} {
-		for _, c := range []struct {
-			k   int
-			psd bool
-		}{{n, false}, {n, true}, {1, true}, {max(n-1, 1), true}} {
-			a := randomSym(rng, n, c.k, c.psd)
-			work := append([]float64(nil), a...)
-			vals, vecs := make([]float64, n), make([]float64, n*n)
-			if !symEigen(work, n, vals, vecs) {
-				t.Fatalf("n=%d: no decomposition", n)
-			}
-			var norm float64
-			for _, v := range a {
-				norm = math.Max(norm, math.Abs(v))
-			}
-			sym := mat.NewSymDense(n, append([]float64(nil), a...))
-			var ref mat.EigenSym
-			if !ref.Factorize(sym, false) {
-				t.Fatal("gonum failed")
-			}
-			want := ref.Values(nil)
-			for i := range vals {
-				if i > 0 && vals[i] < vals[i-1] {
-					t.Errorf("n=%d: eigenvalues not ascending: %v", n, vals)
-				}
-				if math.Abs(vals[i]-want[i]) > 1e-12*float64(n)*norm {
-					t.Errorf("n=%d rank %d: eigenvalue %d = %v, LAPACK %v", n, c.k, i, vals[i], want[i])
-				}
-			}
-			// A·v = λ·v and VᵀV = I.
-			for col := 0; col < n; col++ {
-				for i := 0; i < n; i++ {
-					var av, dot float64
-					for j := 0; j < n; j++ {
-						av += a[i*n+j] * vecs[j*n+col]
-						dot += vecs[j*n+i] * vecs[j*n+col]
-					}
-					if math.Abs(av-vals[col]*vecs[i*n+col]) > 1e-12*float64(n)*norm {
-						t.Fatalf("n=%d: A·v ≠ λ·v for eigenpair %d", n, col)
-					}
-					if want := b2f(i == col); math.Abs(dot-want) > 1e-12*float64(n) {
-						t.Fatalf("n=%d: eigenvectors not orthonormal (%d,%d): %v", n, i, col, dot)
-					}
-				}
-			}
-		}
-	}
-	// Non-finite input fails cleanly.
-	if symEigen([]float64{1, math.NaN(), math.NaN(), 1}, 2, make([]float64, 2), make([]float64, 4)) {
-		t.Error("NaN matrix decomposed")
-	}
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func TestLogProd(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	var lp logProd

@@ -1,5 +1,7 @@
 package filter
 
+import "github.com/dcgpd/dcgpd/internal/linalg"
+
 // Temporal is a stationary covariance function over time with an exact
 // linear state-space representation of state dimension Dim.
 //
@@ -81,7 +83,7 @@ func ProcessNoise(k Temporal, dst []float64, dt float64, work []float64) {
 	k.Transition(a, dt)
 	k.Stationary(pinf)
 	// dst = Pinf − (A Pinf) Aᵀ, then symmetrised against rounding.
-	matMul(tmp, a, pinf, d, d, d)
+	linalg.MatMul(tmp, a, pinf, d, d, d)
 	for i := 0; i < d; i++ {
 		for j := 0; j < d; j++ {
 			var s float64
@@ -91,35 +93,5 @@ func ProcessNoise(k Temporal, dst []float64, dt float64, work []float64) {
 			dst[i*d+j] = pinf[i*d+j] - s
 		}
 	}
-	symmetrize(dst, d)
-}
-
-// symmetrize replaces the row-major n×n matrix a by (a + aᵀ)/2.
-func symmetrize(a []float64, n int) {
-	for i := 0; i < n; i++ {
-		for j := 0; j < i; j++ {
-			v := 0.5 * (a[i*n+j] + a[j*n+i])
-			a[i*n+j], a[j*n+i] = v, v
-		}
-	}
-}
-
-// matMul writes c = a·b for row-major a (m×k) and b (k×n).
-func matMul(c, a, b []float64, m, k, n int) {
-	for i := 0; i < m; i++ {
-		ci := c[i*n : i*n+n]
-		for j := range ci {
-			ci[j] = 0
-		}
-		for l := 0; l < k; l++ {
-			ail := a[i*k+l]
-			if ail == 0 {
-				continue
-			}
-			bl := b[l*n : l*n+n]
-			for j, v := range bl {
-				ci[j] += ail * v
-			}
-		}
-	}
+	linalg.Symmetrize(dst, d)
 }

@@ -1,6 +1,11 @@
 package filter
 
-import "math"
+import (
+	"math"
+
+	"github.com/dcgpd/dcgpd/internal/linalg"
+	"gonum.org/v1/gonum/blas"
+)
 
 // mbfStore keeps, per bin of a coupled chain, what the modified
 // Bryson–Frazier backward pass needs from the filter: the number r of
@@ -28,9 +33,9 @@ func (s *mbfStore) grow(n, rmax, D int) {
 		s.sup = make([]int, n*D)
 	}
 	s.r, s.ns, s.sup = s.r[:n], s.ns[:n], s.sup[:n*D]
-	s.uw = resize(s.uw, n*2*rmax*D)
-	s.v = resize(s.v, n*rmax*D)
-	s.w = resize(s.w, n*rmax)
+	s.uw = linalg.Resize(s.uw, n*2*rmax*D)
+	s.v = linalg.Resize(s.v, n*rmax*D)
+	s.w = linalg.Resize(s.w, n*rmax)
 }
 
 // slot returns bin n's U over W, for updateDense to write U in place.
@@ -47,10 +52,10 @@ func (s *mbfStore) record(n, r, rmax, D int, cw, cs []float64, sup []int, w *den
 	}
 	copy(s.w[n*rmax:n*rmax+r], w.v[:r])
 	o := n * rmax * D
-	if r*D*D > smallOps {
+	if r*D*D > linalg.SmallOps {
 		v := s.v[o : o+r*D]
 		copy(v, cw[:r*D])
-		trsmLower(w.s, r, v, D, D)
+		linalg.TrsmLower(w.s, r, v, D, D)
 		return
 	}
 	// V_S = L⁻¹·Cw_S on the support of Cw's rows.
@@ -81,12 +86,12 @@ type mbfWork struct {
 }
 
 func (b *mbfWork) grow(D, rmax, np int) {
-	b.rv, b.sv = resize(b.rv, D), resize(b.sv, D)
-	b.N, b.M, b.T = resize(b.N, D*D), resize(b.M, D*D), resize(b.T, D*D)
-	b.XG = resize(b.XG, (rmax+np)*D)
-	b.X, b.Q = resize(b.X, rmax*D), resize(b.Q, rmax*D)
-	b.Y, b.YV = resize(b.Y, rmax*rmax), resize(b.YV, rmax*D)
-	b.Z = resize(b.Z, D*D)
+	b.rv, b.sv = linalg.Resize(b.rv, D), linalg.Resize(b.sv, D)
+	b.N, b.M, b.T = linalg.Resize(b.N, D*D), linalg.Resize(b.M, D*D), linalg.Resize(b.T, D*D)
+	b.XG = linalg.Resize(b.XG, (rmax+np)*D)
+	b.X, b.Q = linalg.Resize(b.X, rmax*D), linalg.Resize(b.Q, rmax*D)
+	b.Y, b.YV = linalg.Resize(b.Y, rmax*rmax), linalg.Resize(b.YV, rmax*D)
+	b.Z = linalg.Resize(b.Z, D*D)
 }
 
 // marginalsMBF runs the modified Bryson–Frazier (de Jong / Durbin–Koopman)
@@ -128,17 +133,17 @@ func (p *Posterior) marginalsMBF(c *chain, st *mbfStore, copies, d, rmax int) {
 		// x = m + P s and P − P M P, so with W = C_f P the mean is
 		// C_f m + W s and the covariance W C_fᵀ − (W M) Wᵀ.
 		r := st.r[n]
-		small := r*D*D <= smallOps // V's layout, as record decided
+		small := r*D*D <= linalg.SmallOps // V's layout, as record decided
 		mf := c.mf[n*D : (n+1)*D]
 		// W follows U, so that one pass over M gives X = U M and G = W M.
 		UW := st.slot(n, rmax, D)[:(r+np)*D]
 		XG := b.XG[:(r+np)*D]
 		U, W, G := UW[:r*D], UW[r*D:], XG[r*D:]
 		switch {
-		case (r+np)*D*D <= 2*smallOps:
+		case (r+np)*D*D <= 2*linalg.SmallOps:
 			mulSym(XG, UW, M, r+np, D)
 		default:
-			gemm(noTrans, noTrans, 1, general(np, D, D, W), general(D, D, D, M), 0, general(np, D, D, G))
+			linalg.Gemm(blas.NoTrans, blas.NoTrans, 1, linalg.General(np, D, D, W), linalg.General(D, D, D, M), 0, linalg.General(np, D, D, G))
 			if small && r > 0 {
 				mulSym(XG, U, M, r, D)
 			}
@@ -258,18 +263,18 @@ func (p *Posterior) fSmoothed(mean, vari, cov, W, G, m, s []float64) {
 // Y = I + X Uᵀ and Q = Y V − X are r×D, r×r, r×D scratch), through BLAS:
 // the large steps' update.
 func updateInformation(M, U, V, X, Y, Q []float64, r, D int) {
-	gemm(noTrans, noTrans, 1, general(r, D, D, U), general(D, D, D, M), 0, general(r, D, D, X))
-	gemm(noTrans, trans, 1, general(r, D, D, X), general(r, D, D, U), 0, general(r, r, r, Y))
+	linalg.Gemm(blas.NoTrans, blas.NoTrans, 1, linalg.General(r, D, D, U), linalg.General(D, D, D, M), 0, linalg.General(r, D, D, X))
+	linalg.Gemm(blas.NoTrans, blas.Trans, 1, linalg.General(r, D, D, X), linalg.General(r, D, D, U), 0, linalg.General(r, r, r, Y))
 	for k := 0; k < r; k++ {
 		Y[k*r+k]++
 	}
-	gemm(noTrans, noTrans, 1, general(r, r, r, Y), general(r, D, D, V), 0, general(r, D, D, Q))
+	linalg.Gemm(blas.NoTrans, blas.NoTrans, 1, linalg.General(r, r, r, Y), linalg.General(r, D, D, V), 0, linalg.General(r, D, D, Q))
 	for i := range Q {
 		Q[i] -= X[i]
 	}
-	gemm(trans, noTrans, 1, general(r, D, D, V), general(r, D, D, Q), 1, general(D, D, D, M))
-	gemm(trans, noTrans, -1, general(r, D, D, X), general(r, D, D, V), 1, general(D, D, D, M))
-	symmetrize(M, D)
+	linalg.Gemm(blas.Trans, blas.NoTrans, 1, linalg.General(r, D, D, V), linalg.General(r, D, D, Q), 1, linalg.General(D, D, D, M))
+	linalg.Gemm(blas.Trans, blas.NoTrans, -1, linalg.General(r, D, D, X), linalg.General(r, D, D, V), 1, linalg.General(D, D, D, M))
+	linalg.Symmetrize(M, D)
 }
 
 // updateInformationSmall is updateInformation for small r·D² through V's

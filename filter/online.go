@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
 // Online is a Kalman filter driven one bin at a time, as the daemon runs
@@ -96,7 +98,7 @@ func (o *Online) reset() {
 		o.work[c].grow(o.copies, d, rmax)
 	}
 	o.obs.grow(o.model)
-	o.mu, o.pu = resize(o.mu, o.model.np), resize(o.pu, o.model.np*o.model.np)
+	o.mu, o.pu = linalg.Resize(o.mu, o.model.np), linalg.Resize(o.pu, o.model.np*o.model.np)
 	o.started, o.t, o.logLik = false, 0, 0
 	if st := o.model.start; st != nil {
 		for c := range o.m {
@@ -193,7 +195,7 @@ func (o *Online) Update(nat1, nat2 []float64) (float64, error) {
 	}
 	total += siteDet.log() - innovDet.log()
 	for c := range o.m {
-		if !finite(o.nm[c]) || !finite(o.nP[c]) {
+		if !linalg.Finite(o.nm[c]) || !linalg.Finite(o.nP[c]) {
 			return 0, errNonFinite
 		}
 	}
@@ -324,7 +326,7 @@ func (o *Online) Restore(s State) error {
 		if len(s.Mean[c]) != D || len(s.Cov[c]) != D*D {
 			return fmt.Errorf("filter: state chain %d has dimension %d, want %d", c, len(s.Mean[c]), D)
 		}
-		if !finite(s.Mean[c]) || !finite(s.Cov[c]) {
+		if !linalg.Finite(s.Mean[c]) || !linalg.Finite(s.Cov[c]) {
 			return fmt.Errorf("filter: state chain %d is not finite", c)
 		}
 	}
@@ -336,7 +338,7 @@ func (o *Online) Restore(s State) error {
 		copy(o.P[c], s.Cov[c])
 		// The update reads one triangle: a saved covariance that is not
 		// exactly symmetric (e.g. rounded by a serialiser) is averaged.
-		symmetrize(o.P[c], len(o.m[c]))
+		linalg.Symmetrize(o.P[c], len(o.m[c]))
 	}
 	o.started, o.t, o.logLik = s.Started, s.Time, s.LogLik
 	return nil

@@ -3,6 +3,8 @@ package filter
 import (
 	"fmt"
 	"math"
+
+	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
 // Posterior holds the result of running the Kalman filter (and, unless
@@ -95,8 +97,8 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 	n, np := len(times), m.np
 	p.Times, p.NP, p.model, p.Smoothed = times, np, m, smooth
 	p.marginalOnly = false
-	p.Mean = resize(p.Mean, n*np)
-	p.Var = resize(p.Var, n*np)
+	p.Mean = linalg.Resize(p.Mean, n*np)
+	p.Var = linalg.Resize(p.Var, n*np)
 	p.obsWork.grow(m)
 	p.LogLik = 0
 	p.indep = m.indep && !s.Full
@@ -134,7 +136,7 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 		}
 		return nil
 	}
-	p.Cov = resize(p.Cov, n*np*np)
+	p.Cov = linalg.Resize(p.Cov, n*np*np)
 	if cap(p.chains) < 1 {
 		p.chains = make([]chain, 1)
 	}
@@ -152,7 +154,7 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 	} else {
 		p.chainMBF = nil
 	}
-	p.mu, p.pu = resize(p.mu, np), resize(p.pu, np*np)
+	p.mu, p.pu = linalg.Resize(p.mu, np), linalg.Resize(p.pu, np*np)
 	ll, err := p.runChain(c, m, kern, times, s, -1, smooth && !mbf)
 	if err != nil {
 		return err
@@ -201,7 +203,7 @@ func (p *Posterior) runChain(c *chain, m *Model, kern Temporal, times []float64,
 			}
 		}
 	}
-	setIdentity(c.a[:dd], d)
+	linalg.SetIdentity(c.a[:dd], d)
 	c.aFrom[0] = 0
 	var ll float64
 	// Π|L_Λ| and Π|L_S| over the bins (see whiten and updateDense), and the

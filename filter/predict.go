@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
 // Predict writes the posterior mean and covariance of the latent demand f
@@ -78,8 +80,8 @@ type predictWork struct {
 }
 
 func (w *predictWork) grow(D int) {
-	w.mf, w.pf = resize(w.mf, D), resize(w.pf, D*D)
-	w.ms, w.ps = resize(w.ms, D), resize(w.ps, D*D)
+	w.mf, w.pf = linalg.Resize(w.mf, D), linalg.Resize(w.pf, D*D)
+	w.ms, w.ps = linalg.Resize(w.ms, D), linalg.Resize(w.ps, D*D)
 }
 
 // predictChain writes the state moments of chain c (number ci) at time t
@@ -88,7 +90,7 @@ func (p *Posterior) predictChain(c *chain, ci int, kern Temporal, t float64, w *
 	d := kern.Dim()
 	D := c.dim
 	dw := &p.work
-	w.a, w.q = resize(w.a, d*d), resize(w.q, d*d)
+	w.a, w.q = linalg.Resize(w.a, d*d), linalg.Resize(w.q, d*d)
 	times := p.Times
 	N := len(times)
 	idx := sort.SearchFloat64s(times, t)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dcgpd/dcgpd/internal/linalg"
 	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
@@ -287,7 +288,7 @@ func (m qpMatern) processNoise(dst []float64, dt float64) {
 		k := &Matern52{m.base}
 		k.Transition(a[:], dt)
 		k.Stationary(p[:])
-		matMul(ap[:], a[:], p[:], 3, 3, 3)
+		linalg.MatMul(ap[:], a[:], p[:], 3, 3, 3)
 		for i := 0; i < 3; i++ {
 			for j := 0; j < 3; j++ {
 				var s float64
@@ -297,7 +298,7 @@ func (m qpMatern) processNoise(dst []float64, dt float64) {
 				dst[i*3+j] = p[i*3+j] - s
 			}
 		}
-		symmetrize(dst[:9], 3)
+		linalg.Symmetrize(dst[:9], 3)
 	}
 }
 

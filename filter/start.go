@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
 // modelStart is a Model's known latent state at time t0: one mean and
@@ -74,12 +76,12 @@ func (m *Model) WithStart(t0 float64, s State) (*Model, error) {
 		if len(s.Mean[c]) != D || len(s.Cov[c]) != D*D {
 			return nil, fmt.Errorf("filter: start chain %d has a mean of length %d and a covariance of %d entries, want %d and %d", c, len(s.Mean[c]), len(s.Cov[c]), D, D*D)
 		}
-		if !finite(s.Mean[c]) || !finite(s.Cov[c]) {
+		if !linalg.Finite(s.Mean[c]) || !linalg.Finite(s.Cov[c]) {
 			return nil, fmt.Errorf("filter: start chain %d is not finite", c)
 		}
 		st.mean[c] = append([]float64(nil), s.Mean[c]...)
 		st.cov[c] = append([]float64(nil), s.Cov[c]...)
-		symmetrize(st.cov[c], D)
+		linalg.Symmetrize(st.cov[c], D)
 		// A variance below zero by more than rounding is not a state.
 		scale := 1.0
 		for i := 0; i < D; i++ {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"slices"
+
+	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
 // obsWork turns sites into whitened observation rows; it is shared by the
@@ -53,7 +55,7 @@ func (p *obsWork) grow(m *Model) {
 		kern := m.kernelOf(k)
 		d := kern.Dim()
 		r := &p.rows[k]
-		r.h = resize(r.h, d)
+		r.h = linalg.Resize(r.h, d)
 		kern.Measurement(r.h)
 		r.off = off
 		r.hj, r.hv = r.hj[:0], r.hv[:0]
@@ -97,14 +99,14 @@ func (p *obsWork) grow(m *Model) {
 		e := p.cfp[k]
 		p.fUnit = p.cfp[k+1] == e+1 && p.cfv[e] == 1 && p.cfj[e] == p.sel[k]
 	}
-	p.cw, p.z = resize(p.cw, np*off), resize(p.z, np)
-	p.cs = resize(p.cs, np*off)
+	p.cw, p.z = linalg.Resize(p.cw, np*off), linalg.Resize(p.z, np)
+	p.cs = linalg.Resize(p.cs, np*off)
 	if cap(p.pos) < off {
 		p.pos = make([]int, off)
 	}
 	p.pos = p.pos[:off]
-	p.t, p.lam = resize(p.t, np*np), resize(p.lam, np*np)
-	p.evals, p.evecs = resize(p.evals, np), resize(p.evecs, np*np)
+	p.t, p.lam = linalg.Resize(p.t, np*np), linalg.Resize(p.lam, np*np)
+	p.evals, p.evecs = linalg.Resize(p.evals, np), linalg.Resize(p.evecs, np*np)
 	if cap(p.idx) < np {
 		p.idx = make([]int, 0, np)
 	}
@@ -235,7 +237,7 @@ func (p *obsWork) rowsFrom(r, q int) {
 	} else {
 		p.scatterRows(cs, t, r, q, ns)
 	}
-	if r*D*D > smallOps {
+	if r*D*D > linalg.SmallOps {
 		cw := p.cw[:r*D]
 		clear(cw)
 		for a := 0; a < r; a++ {
@@ -299,7 +301,7 @@ func (p *obsWork) whitenFull(m *Model, l1, l2 []float64, det *logProd) (r, q int
 			lam[a*q+b] = l2[i*np+j]
 		}
 	}
-	if cholesky(lam, q) {
+	if linalg.Cholesky(lam, q) {
 		// T = Lᵀ, z = L⁻¹ λ₁.
 		for a := 0; a < q; a++ {
 			det.mul(lam[a*q+a])
