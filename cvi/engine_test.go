@@ -7,6 +7,7 @@ import (
 
 	"github.com/dcgpd/dcgpd/diffusion"
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
 // testData makes N bins × np products of noisy sinusoids, censored at a
@@ -39,7 +40,7 @@ func TestGaussianCVIIsExact(t *testing.T) {
 	for _, full := range []bool{false, true} {
 		rng := rand.New(rand.NewPCG(1, 2))
 		data := testData(rng, 40, 3, math.Inf(1))
-		k, _ := filter.NewMatern32(1.1, 2.0)
+		k, _ := kernel.NewMatern32(1.1, 2.0)
 		m, err := filter.NewModel(k, nil, nil, 3)
 		if err != nil {
 			t.Fatal(err)
@@ -130,7 +131,7 @@ func TestTobitCVIConverges(t *testing.T) {
 	for _, beta := range []float64{1, 0.5} {
 		rng := rand.New(rand.NewPCG(5, 6))
 		data := testData(rng, 60, 2, 0.6)
-		k, _ := filter.NewMatern52(1.0, 2.0)
+		k, _ := kernel.NewMatern52(1.0, 2.0)
 		m, _ := filter.NewModel(k, nil, nil, 2)
 		tb, _ := NewTobit(0.02)
 		e, err := NewEngine(m, Factorised{tb}, data)
@@ -230,7 +231,7 @@ func TestFactorisedParallelMatchesSerial(t *testing.T) {
 	for name, lik := range map[string]Likelihood{"tobit": Factorised{tb}, "gaussian": Factorised{g}} {
 		rng := rand.New(rand.NewPCG(8, 9))
 		data := testData(rng, 200, 3, 0.5)
-		k, _ := filter.NewMatern32(1.0, 2.0)
+		k, _ := kernel.NewMatern32(1.0, 2.0)
 		m, _ := filter.NewModel(k, nil, nil, 3)
 		e, err := NewEngine(m, lik, data)
 		if err != nil {
@@ -271,7 +272,7 @@ func triangleEngine(t *testing.T, n int, o DiffusionOptions) (*Engine, *Diffusio
 	t.Helper()
 	rng := rand.New(rand.NewPCG(8, 9))
 	data := testData(rng, n, 3, 0.5)
-	k, _ := filter.NewMatern32(1.0, 2.0)
+	k, _ := kernel.NewMatern32(1.0, 2.0)
 	m, _ := filter.NewModel(k, nil, nil, 3)
 	graph, err := diffusion.NewGraph([][]float64{{0, 0}, {1, 0}, {0, 1}}, diffusion.GraphOptions{})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/filter/kernel"
 	"github.com/dcgpd/dcgpd/internal/linalg"
 	"github.com/dcgpd/dcgpd/internal/mathx"
 )
@@ -650,21 +651,21 @@ func temporalRoles(m *filter.Model) []int {
 	return out
 }
 
-func kernelRoles(k filter.Temporal) []int {
+func kernelRoles(k kernel.Temporal) []int {
 	switch k := k.(type) {
-	case *filter.Matern12, *filter.Matern32, *filter.Matern52:
+	case *kernel.Matern12, *kernel.Matern32, *kernel.Matern52:
 		return []int{roleOther, roleLengthscale}
-	case *filter.Periodic:
+	case *kernel.Periodic:
 		return []int{roleOther, roleOther, rolePeriod}
-	case *filter.QuasiPeriodic:
+	case *kernel.QuasiPeriodic:
 		return []int{roleOther, roleOther, rolePeriod, roleLengthscale}
-	case *filter.Sum:
+	case *kernel.Sum:
 		var out []int
 		for i := 0; i < k.Len(); i++ {
 			out = append(out, kernelRoles(k.Component(i))...)
 		}
 		return out
-	case *filter.Product:
+	case *kernel.Product:
 		a, b := k.Factors()
 		return append(kernelRoles(a), kernelRoles(b)...)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
 // exactLML is the Gaussian-likelihood log marginal likelihood of data
@@ -36,7 +37,7 @@ func exactLML(t *testing.T, m *filter.Model, data *Data, s2 float64) float64 {
 func TestLearnGaussianIsTypeIIML(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	data := testData(rng, 80, 2, math.Inf(1))
-	k, _ := filter.NewMatern32(0.5, 1.0)
+	k, _ := kernel.NewMatern32(0.5, 1.0)
 	m, _ := filter.NewModel(k, nil, nil, 2)
 	g, _ := NewGaussian(0.3)
 	e, err := NewEngine(m, Factorised{g}, data)
@@ -141,7 +142,7 @@ func (l nanBelow) Expect(obs []Obs, mean, vars, grad, curv []float64) float64 {
 func TestLearnInfeasibleTrialPointsBackOff(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	data := testData(rng, 80, 2, math.Inf(1))
-	k, _ := filter.NewMatern32(0.5, 1.0)
+	k, _ := kernel.NewMatern32(0.5, 1.0)
 	m, _ := filter.NewModel(k, nil, nil, 2)
 	g, _ := NewGaussian(0.3)
 	const floor = 0.05 // the unconstrained optimum is σ² ≈ 0.0076
@@ -170,10 +171,10 @@ func TestOptimiserVariables(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	data := testData(rng, 60, 1, math.Inf(1))
 	step := medianStep(data.Times)
-	m32, _ := filter.NewMatern32(1, 0.1*step) // starts below the bound
-	per, _ := filter.NewPeriodic(1, 0.2, 24, 3)
-	qp, _ := filter.NewQuasiPeriodic(1, 0.3, 12, 40, 2, 12)
-	sum, _ := filter.NewSum(m32, per, qp)
+	m32, _ := kernel.NewMatern32(1, 0.1*step) // starts below the bound
+	per, _ := kernel.NewPeriodic(1, 0.2, 24, 3)
+	qp, _ := kernel.NewQuasiPeriodic(1, 0.3, 12, 40, 2, 12)
+	sum, _ := kernel.NewSum(m32, per, qp)
 	m, _ := filter.NewModel(sum, nil, nil, 1)
 	g, _ := NewGaussian(0.3)
 	e, err := NewEngine(m, Factorised{g}, data)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dcgpd/dcgpd/diffusion"
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
 // BenchmarkOnlineBin times the daemon's per-bin work for 10 products, one
@@ -24,10 +25,10 @@ func BenchmarkOnlineBin(b *testing.B) {
 	for k := range feats {
 		feats[k] = []float64{rng.Float64() * 1000, rng.Float64() * 1000}
 	}
-	temporal := func() filter.Temporal {
-		m, _ := filter.NewMatern32(4, 24)
-		p, _ := filter.NewPeriodic(2, 1, 24, 3)
-		s, _ := filter.NewSum(m, p)
+	temporal := func() kernel.Temporal {
+		m, _ := kernel.NewMatern32(4, 24)
+		p, _ := kernel.NewPeriodic(2, 1, 24, 3)
+		s, _ := kernel.NewSum(m, p)
 		return s
 	}
 	graph, err := diffusion.NewGraph(feats, diffusion.GraphOptions{})
@@ -42,9 +43,9 @@ func BenchmarkOnlineBin(b *testing.B) {
 					if kind == "Indep10" {
 						m, err = filter.NewModel(temporal(), nil, nil, np)
 					} else {
-						x, _ := filter.NewMaternSpatial(32, filter.Euclidean, 1, 400)
-						y, _ := filter.NewMaternSpatial(32, filter.Euclidean, 1, 400)
-						sep, _ := filter.NewSeparable(x, y)
+						x, _ := kernel.NewMaternSpatial(32, kernel.Euclidean, 1, 400)
+						y, _ := kernel.NewMaternSpatial(32, kernel.Euclidean, 1, 400)
+						sep, _ := kernel.NewSeparable(x, y)
 						m, err = filter.NewModel(temporal(), sep, feats, np)
 					}
 					if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
 // onlineCase is one model and likelihood the online step is tested on.
@@ -19,9 +20,9 @@ type onlineCase struct {
 func onlineCases(t *testing.T) []onlineCase {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(3, 4))
-	k, _ := filter.NewMatern32(1.0, 2.0)
+	k, _ := kernel.NewMatern32(1.0, 2.0)
 	indep, _ := filter.NewModel(k, nil, nil, 3)
-	sp, err := filter.NewMaternSpatial(32, filter.Euclidean, 1, 1.5, 1.5)
+	sp, err := kernel.NewMaternSpatial(32, kernel.Euclidean, 1, 1.5, 1.5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
 // w1Data returns a W1-shaped workload (t = 0..n−1, y = sin(t/7) +
@@ -26,7 +28,7 @@ func BenchmarkFilterSmootherW1(b *testing.B) {
 	for _, n := range []int{100000, 1000000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			t, y := w1Data(n)
-			k, _ := NewMatern32(peerS2F, peerEll)
+			k, _ := kernel.NewMatern32(peerS2F, peerEll)
 			m, _ := NewModel(k, nil, nil, 1)
 			s := gaussianSites(y, peerS2N)
 			var p Posterior

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/dcgpd/dcgpd/filter/kernel"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -204,8 +205,8 @@ type testCase struct {
 	full  bool
 }
 
-func mustT(t *testing.T) func(Temporal, error) Temporal {
-	return func(k Temporal, err error) Temporal {
+func mustT(t *testing.T) func(kernel.Temporal, error) kernel.Temporal {
+	return func(k kernel.Temporal, err error) kernel.Temporal {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
@@ -214,7 +215,7 @@ func mustT(t *testing.T) func(Temporal, error) Temporal {
 	}
 }
 
-func indepModel(k func() (Temporal, error), np int) func(t *testing.T) *Model {
+func indepModel(k func() (kernel.Temporal, error), np int) func(t *testing.T) *Model {
 	return func(t *testing.T) *Model {
 		kk, err := k()
 		if err != nil {
@@ -228,14 +229,14 @@ func indepModel(k func() (Temporal, error), np int) func(t *testing.T) *Model {
 	}
 }
 
-func m32(s, l float64) func() (Temporal, error) {
-	return func() (Temporal, error) { return NewMatern32(s, l) }
+func m32(s, l float64) func() (kernel.Temporal, error) {
+	return func() (kernel.Temporal, error) { return kernel.NewMatern32(s, l) }
 }
-func m12(s, l float64) func() (Temporal, error) {
-	return func() (Temporal, error) { return NewMatern12(s, l) }
+func m12(s, l float64) func() (kernel.Temporal, error) {
+	return func() (kernel.Temporal, error) { return kernel.NewMatern12(s, l) }
 }
-func m52(s, l float64) func() (Temporal, error) {
-	return func() (Temporal, error) { return NewMatern52(s, l) }
+func m52(s, l float64) func() (kernel.Temporal, error) {
+	return func() (kernel.Temporal, error) { return kernel.NewMatern52(s, l) }
 }
 
 // relClose reports |a−b| <= tol·max(1, |b|).
@@ -327,7 +328,7 @@ func TestSmoothMatchesDenseGP(t *testing.T) {
 func perProductModel() func(t *testing.T) *Model {
 	return func(t *testing.T) *Model {
 		must := mustT(t)
-		m, err := NewIndependentModel([]Temporal{must(NewMatern52(1.2, 2.0)), must(NewMatern32(0.6, 0.9)), must(NewMatern12(2.0, 4.0))})
+		m, err := NewIndependentModel([]kernel.Temporal{must(kernel.NewMatern52(1.2, 2.0)), must(kernel.NewMatern32(0.6, 0.9)), must(kernel.NewMatern12(2.0, 4.0))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dcgpd/dcgpd/filter/kernel"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -42,24 +43,24 @@ func TestBadInputErrors(t *testing.T) {
 		}, "symmetric"},
 		{"nil model", func() error { return Smooth(&Posterior{}, nil, good, sites) }, "nil"},
 		{"feature mismatch", func() error {
-			k, _ := NewMatern32(1, 1)
-			sp, _ := NewRBF(Euclidean, 1, 1, 1)
+			k, _ := kernel.NewMatern32(1, 1)
+			sp, _ := kernel.NewRBF(kernel.Euclidean, 1, 1, 1)
 			_, err := NewModel(k, sp, [][]float64{{0, 0}, {1}}, 0)
 			return err
 		}, "filter:"},
 		{"features count", func() error {
-			k, _ := NewMatern32(1, 1)
+			k, _ := kernel.NewMatern32(1, 1)
 			_, err := NewModel(k, nil, [][]float64{{0}, {1}}, 3)
 			return err
 		}, "3 products but 2 feature rows"},
 		{"duplicate features", func() error {
-			k, _ := NewMatern32(1, 1)
-			sp, _ := NewRBF(Euclidean, 1, 1)
+			k, _ := kernel.NewMatern32(1, 1)
+			sp, _ := kernel.NewRBF(kernel.Euclidean, 1, 1)
 			_, err := NewModel(k, sp, [][]float64{{0}, {0}}, 0)
 			return err
 		}, "not positive definite"},
-		{"bad lengthscale", func() error { _, err := NewMatern52(1, -2); return err }, "lengthscale"},
-		{"NaN variance", func() error { _, err := NewMatern12(math.NaN(), 1); return err }, "variance"},
+		{"bad lengthscale", func() error { _, err := kernel.NewMatern52(1, -2); return err }, "lengthscale"},
+		{"NaN variance", func() error { _, err := kernel.NewMatern12(math.NaN(), 1); return err }, "variance"},
 		{"model SetParams NaN", func() error { return m.SetParams([]float64{math.NaN(), 0}) }, "not finite"},
 		{"predict NaN", func() error {
 			var p Posterior

@@ -3,6 +3,8 @@ package filter
 import (
 	"errors"
 	"math"
+
+	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
 var errNonFinite = errors.New("filter: log marginal likelihood is not finite (singular or non-finite state)")
@@ -20,7 +22,7 @@ var errNonFinite = errors.New("filter: log marginal likelihood is not finite (si
 // the smoothed, or, without smoothing, filtered moments. The first bin's
 // prior is the stationary one, or the model's start st (chain k) predicted
 // to it.
-func filterSmooth2(c *chain, kern Temporal, times, nat1, nat2, mean, vari []float64, k, np int, smooth bool, st *modelStart) (float64, error) {
+func filterSmooth2(c *chain, kern kernel.Temporal, times, nat1, nat2, mean, vari []float64, k, np int, smooth bool, st *modelStart) (float64, error) {
 	var pinf, q [4]float64
 	var scratch [12]float64
 	a := c.a
@@ -29,7 +31,7 @@ func filterSmooth2(c *chain, kern Temporal, times, nat1, nat2, mean, vari []floa
 		// The start predicted to the first bin.
 		sm, sp := st.chain(k)
 		kern.Transition(a[:4], times[0]-st.t0)
-		ProcessNoise(kern, q[:], times[0]-st.t0, scratch[:])
+		kernel.ProcessNoise(kern, q[:], times[0]-st.t0, scratch[:])
 		m0, m1, p00, p01, p11 = predict2(a[:4], q[:], sm[0], sm[1], sp[0], sp[1], sp[3])
 	} else {
 		kern.Stationary(pinf[:])
@@ -47,7 +49,7 @@ func filterSmooth2(c *chain, kern Temporal, times, nat1, nat2, mean, vari []floa
 				copy(an, a[4*n-4:4*n])
 			} else {
 				kern.Transition(an, dt)
-				ProcessNoise(kern, q[:], dt, scratch[:])
+				kernel.ProcessNoise(kern, q[:], dt, scratch[:])
 				prevDt = dt
 			}
 			a00, a01, a10, a11 := an[0], an[1], an[2], an[3]

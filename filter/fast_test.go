@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dcgpd/dcgpd/filter/kernel"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -733,21 +734,21 @@ func TestRunsDoNotAllocate(t *testing.T) {
 // TestStackBlocks checks the stack's scratch-free block writes against
 // its kernels' own matrices.
 func TestStackBlocks(t *testing.T) {
-	k1, _ := NewMatern52(1.3, 0.7)
-	k2, _ := NewMatern12(0.4, 2)
-	k3, _ := NewMatern32(2.1, 1.5)
-	s := newStack([]Temporal{k1, k2, k3})
+	k1, _ := kernel.NewMatern52(1.3, 0.7)
+	k2, _ := kernel.NewMatern12(0.4, 2)
+	k3, _ := kernel.NewMatern32(2.1, 1.5)
+	s := newStack([]kernel.Temporal{k1, k2, k3})
 	D := s.Dim()
 	for _, c := range []struct {
 		name  string
 		stack func([]float64)
-		kern  func(Temporal, []float64)
+		kern  func(kernel.Temporal, []float64)
 	}{
-		{"Transition", func(d []float64) { s.Transition(d, 0.37) }, func(k Temporal, d []float64) { k.Transition(d, 0.37) }},
-		{"ProcessNoise", func(d []float64) { s.ProcessNoise(d, 0.37) }, func(k Temporal, d []float64) { ProcessNoise(k, d, 0.37, nil) }},
-		{"Stationary", s.Stationary, Temporal.Stationary},
-		{"Drift", s.Drift, Temporal.Drift},
-		{"Diffusion", s.Diffusion, Temporal.Diffusion},
+		{"Transition", func(d []float64) { s.Transition(d, 0.37) }, func(k kernel.Temporal, d []float64) { k.Transition(d, 0.37) }},
+		{"ProcessNoise", func(d []float64) { s.ProcessNoise(d, 0.37) }, func(k kernel.Temporal, d []float64) { kernel.ProcessNoise(k, d, 0.37, nil) }},
+		{"Stationary", s.Stationary, kernel.Temporal.Stationary},
+		{"Drift", s.Drift, kernel.Temporal.Drift},
+		{"Diffusion", s.Diffusion, kernel.Temporal.Diffusion},
 	} {
 		got := make([]float64, D*D)
 		for i := range got {

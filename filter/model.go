@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dcgpd/dcgpd/filter/kernel"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
@@ -19,10 +20,10 @@ import (
 // Independent product kernel B = I and, as long as the sites are diagonal,
 // every product is filtered as its own chain at O(N_p d³) per step.
 type Model struct {
-	temporal   Temporal   // shared temporal kernel; nil with per-product kernels
-	perProduct []Temporal // per-product kernels (Independent models only)
-	stk        *stack     // their block-diagonal joint kernel, sharing them
-	spatial    Spatial
+	temporal   kernel.Temporal   // shared temporal kernel; nil with per-product kernels
+	perProduct []kernel.Temporal // per-product kernels (kernel.Independent models only)
+	stk        *stack            // their block-diagonal joint kernel, sharing them
+	spatial    kernel.Spatial
 	features   [][]float64
 	np         int
 	indep      bool
@@ -34,7 +35,7 @@ type Model struct {
 // means Independent) over the given product features (one row per
 // product; may be nil for an Independent kernel, in which case np gives the
 // number of products). The product Gram matrix must be positive definite.
-func NewModel(t Temporal, s Spatial, features [][]float64, np int) (*Model, error) {
+func NewModel(t kernel.Temporal, s kernel.Spatial, features [][]float64, np int) (*Model, error) {
 	if t == nil {
 		return nil, errors.New("filter: model needs a temporal kernel")
 	}
@@ -57,7 +58,7 @@ func NewModel(t Temporal, s Spatial, features [][]float64, np int) (*Model, erro
 // NewIndependentModel returns a prior of independent products in which
 // product k has its own temporal kernel ks[k] (own hyperparameters, as in
 // the paper's Independent([Matérn-5/2]×N_p) models).
-func NewIndependentModel(ks []Temporal) (*Model, error) {
+func NewIndependentModel(ks []kernel.Temporal) (*Model, error) {
 	if len(ks) == 0 {
 		return nil, errors.New("filter: model needs at least one product")
 	}
@@ -74,7 +75,7 @@ func NewIndependentModel(ks []Temporal) (*Model, error) {
 }
 
 // kernelOf returns the temporal kernel of product k.
-func (m *Model) kernelOf(k int) Temporal {
+func (m *Model) kernelOf(k int) kernel.Temporal {
 	if m.perProduct != nil {
 		return m.perProduct[k]
 	}
@@ -86,7 +87,7 @@ func (m *Model) kernelOf(k int) Temporal {
 // stack of per-product kernels once. The stack is built once per Model: it
 // refers to the kernels themselves, so SetParams needs no rebuild (Clone
 // gives the clone its own).
-func (m *Model) joint() (Temporal, int) {
+func (m *Model) joint() (kernel.Temporal, int) {
 	if m.perProduct != nil {
 		return m.stk, 1
 	}
@@ -104,19 +105,10 @@ func (m *Model) Cov(t1 float64, i int, t2 float64, j int) float64 {
 	return m.temporal.Cov(t1-t2) * m.ProductCov(i, j)
 }
 
-// isIndependent reports whether s is the Independent product kernel.
-func isIndependent(s Spatial) bool {
-	if s == nil {
-		return true
-	}
-	_, ok := s.(interface{ independentKernel() })
-	return ok
-}
-
 // refresh recomputes B after the product kernel's hyperparameters changed.
 func (m *Model) refresh() error {
 	np := m.np
-	m.indep = isIndependent(m.spatial)
+	m.indep = kernel.IsIndependent(m.spatial)
 	if cap(m.b) < np*np {
 		m.b = make([]float64, np*np)
 	}
@@ -154,13 +146,13 @@ func (m *Model) NumProducts() int { return m.np }
 
 // Temporal returns the shared temporal kernel, or product 0's with
 // per-product kernels.
-func (m *Model) Temporal() Temporal { return m.kernelOf(0) }
+func (m *Model) Temporal() kernel.Temporal { return m.kernelOf(0) }
 
 // TemporalOf returns the temporal kernel of product k.
-func (m *Model) TemporalOf(k int) Temporal { return m.kernelOf(k) }
+func (m *Model) TemporalOf(k int) kernel.Temporal { return m.kernelOf(k) }
 
 // Spatial returns the product kernel (nil for Independent).
-func (m *Model) Spatial() Spatial { return m.spatial }
+func (m *Model) Spatial() kernel.Spatial { return m.spatial }
 
 // Independent reports whether products are a priori independent.
 func (m *Model) Independent() bool { return m.indep }
@@ -172,7 +164,7 @@ func (m *Model) StateDim() int {
 }
 
 // temporals returns the temporal hyperparameter holder.
-func (m *Model) temporals() Temporal {
+func (m *Model) temporals() kernel.Temporal {
 	if m.perProduct != nil {
 		return m.stk
 	}
@@ -262,7 +254,7 @@ func (m *Model) Clone() *Model {
 		c.temporal = m.temporal.Clone()
 	}
 	if m.perProduct != nil {
-		c.perProduct = make([]Temporal, len(m.perProduct))
+		c.perProduct = make([]kernel.Temporal, len(m.perProduct))
 		for i, k := range m.perProduct {
 			c.perProduct[i] = k.Clone()
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dcgpd/dcgpd/filter/kernel"
 	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
@@ -26,10 +27,10 @@ type Online struct {
 	logLik  float64
 	// Independent chains (one per product) or one coupled chain.
 	m, P   [][]float64
-	nm, nP [][]float64 // scratch for the next moments
-	fm, fP [][]float64 // scratch for multi-step forecasts
-	kerns  []Temporal  // kernel of each chain's copies
-	copies int         // copies of the kernel in each chain
+	nm, nP [][]float64       // scratch for the next moments
+	fm, fP [][]float64       // scratch for multi-step forecasts
+	kerns  []kernel.Temporal // kernel of each chain's copies
+	copies int               // copies of the kernel in each chain
 	work   []denseWork
 	obs    obsWork
 	a, q   [][]float64
@@ -65,13 +66,13 @@ func (o *Online) scalar() bool { return o.model.indep && !o.full }
 // model's start.
 func (o *Online) reset() {
 	if o.scalar() {
-		o.kerns, o.copies = make([]Temporal, o.model.np), 1
+		o.kerns, o.copies = make([]kernel.Temporal, o.model.np), 1
 		for k := range o.kerns {
 			o.kerns[k] = o.model.kernelOf(k)
 		}
 	} else {
 		kern, copies := o.model.joint()
-		o.kerns, o.copies = []Temporal{kern}, copies
+		o.kerns, o.copies = []kernel.Temporal{kern}, copies
 	}
 	nc := len(o.kerns)
 	o.m, o.P = make([][]float64, nc), make([][]float64, nc)
@@ -121,7 +122,7 @@ func (o *Online) propagate(dt float64) {
 		w := &o.work[c]
 		if fresh {
 			kern.Transition(o.a[c], dt)
-			ProcessNoise(kern, o.q[c], dt, w.kscratch)
+			kernel.ProcessNoise(kern, o.q[c], dt, w.kscratch)
 			w.tb.set(o.a[c], o.q[c], kern.Dim(), o.copies, false)
 		}
 		predictDense(o.nm[c], o.nP[c], o.m[c], o.P[c], &w.tb, w)

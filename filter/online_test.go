@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
 // TestOnlineMatchesBatchFilter drives the Online filter bin by bin and
@@ -128,7 +130,7 @@ func TestOnlineRejectsBadInput(t *testing.T) {
 // TestOnlineRestoreSymmetrises checks that a restored covariance that is
 // not exactly symmetric is averaged, as the update reads one triangle.
 func TestOnlineRestoreSymmetrises(t *testing.T) {
-	k, _ := NewMatern32(1, 2)
+	k, _ := kernel.NewMatern32(1, 2)
 	m, _ := NewModel(k, nil, nil, 1)
 	o, err := NewOnline(m, false)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
 // The W1/W1irr peer workloads (testdata/peers/WORKLOADS.md): a Matérn-3/2
@@ -82,7 +84,7 @@ func TestPeersW1(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/N=%d", wl, n), func(t *testing.T) {
 				data := readCSVGz(t, filepath.Join("testdata", "peers", fmt.Sprintf("data_%s_N%d.csv.gz", wl, n)), 2)
 				ref := readCSVGz(t, filepath.Join("testdata", "peers", fmt.Sprintf("statsmodels_%s_N%d.csv.gz", wl, n)), 3)
-				k, err := NewMatern32(peerS2F, peerEll)
+				k, err := kernel.NewMatern32(peerS2F, peerEll)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dcgpd/dcgpd/filter/kernel"
 	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
@@ -176,7 +177,7 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 
 // runChain filters (and smooths) one chain; k >= 0 selects product k's
 // scalar sites, k < 0 the coupled chain over all products.
-func (p *Posterior) runChain(c *chain, m *Model, kern Temporal, times []float64, s *Sites, k int, smooth bool) (float64, error) {
+func (p *Posterior) runChain(c *chain, m *Model, kern kernel.Temporal, times []float64, s *Sites, k int, smooth bool) (float64, error) {
 	if k >= 0 && p.fast2(c) {
 		return filterSmooth2(c, kern, times, s.Nat1, s.Nat2, p.Mean, p.Var, k, s.NP, smooth, m.start)
 	}
@@ -220,7 +221,7 @@ func (p *Posterior) runChain(c *chain, m *Model, kern Temporal, times []float64,
 				c.aFrom[n] = n
 				an := c.a[n*dd : (n+1)*dd]
 				kern.Transition(an, dt)
-				ProcessNoise(kern, w.q, dt, w.kscratch)
+				kernel.ProcessNoise(kern, w.q, dt, w.kscratch)
 				w.tb.set(an, w.q, d, D/d, false)
 				stepDt = dt
 			}

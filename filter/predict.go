@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/dcgpd/dcgpd/filter/kernel"
 	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
@@ -86,7 +87,7 @@ func (w *predictWork) grow(D int) {
 
 // predictChain writes the state moments of chain c (number ci) at time t
 // into w.ms, w.ps.
-func (p *Posterior) predictChain(c *chain, ci int, kern Temporal, t float64, w *predictWork) error {
+func (p *Posterior) predictChain(c *chain, ci int, kern kernel.Temporal, t float64, w *predictWork) error {
 	d := kern.Dim()
 	D := c.dim
 	dw := &p.work
@@ -121,7 +122,7 @@ func (p *Posterior) predictChain(c *chain, ci int, kern Temporal, t float64, w *
 	} else {
 		dt := t - times[idx-1]
 		kern.Transition(w.a, dt)
-		ProcessNoise(kern, w.q, dt, dw.kscratch)
+		kernel.ProcessNoise(kern, w.q, dt, dw.kscratch)
 		// After the last bin the filtered and smoothed states coincide; in
 		// between, the filter state at the previous bin is what the RTS
 		// step below corrects.

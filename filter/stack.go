@@ -1,6 +1,10 @@
 package filter
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dcgpd/dcgpd/filter/kernel"
+)
 
 // stack is the block-diagonal state of per-product temporal kernels: the
 // joint chain of an Independent model whose products have their own
@@ -11,10 +15,10 @@ import "fmt"
 // the one a Model caches follows their changes and can serve several
 // filters at once (the kernels' own methods permitting).
 type stack struct {
-	ks []Temporal
+	ks []kernel.Temporal
 }
 
-func newStack(ks []Temporal) *stack { return &stack{ks: ks} }
+func newStack(ks []kernel.Temporal) *stack { return &stack{ks: ks} }
 
 // Dim returns the total state dimension.
 func (s *stack) Dim() int {
@@ -37,7 +41,7 @@ func (s *stack) Measurement(h []float64) {
 // block is written contiguously at its top-left corner, inside its own
 // rows, then spread to its strided place in place as Sum.block does, so no
 // scratch is needed.
-func (s *stack) blockDiag(dst []float64, f func(k Temporal, blk []float64)) {
+func (s *stack) blockDiag(dst []float64, f func(k kernel.Temporal, blk []float64)) {
 	D, o := s.Dim(), 0
 	for _, k := range s.ks {
 		d := k.Dim()
@@ -56,31 +60,33 @@ func (s *stack) blockDiag(dst []float64, f func(k Temporal, blk []float64)) {
 
 // Stationary writes the block-diagonal Pinf.
 func (s *stack) Stationary(dst []float64) {
-	s.blockDiag(dst, func(k Temporal, b []float64) { k.Stationary(b) })
+	s.blockDiag(dst, func(k kernel.Temporal, b []float64) { k.Stationary(b) })
 }
 
 // Transition writes the block-diagonal A(dt).
 func (s *stack) Transition(dst []float64, dt float64) {
-	s.blockDiag(dst, func(k Temporal, b []float64) { k.Transition(b, dt) })
+	s.blockDiag(dst, func(k kernel.Temporal, b []float64) { k.Transition(b, dt) })
 }
 
 // ProcessNoise writes the block-diagonal Q(dt), each block by its kernel.
 // Blocks without a closed form allocate their scratch; the filter goes
-// through processNoiseWork instead.
-func (s *stack) ProcessNoise(dst []float64, dt float64) { s.processNoiseWork(dst, dt, nil) }
+// through ProcessNoiseScratch instead.
+func (s *stack) ProcessNoise(dst []float64, dt float64) { s.ProcessNoiseScratch(dst, dt, nil) }
 
-// processNoiseWork is ProcessNoise with the caller's scratch (at least
+// ProcessNoiseScratch is ProcessNoise with the caller's scratch (at least
 // 3·d_k² for every block k; shorter means allocating).
-func (s *stack) processNoiseWork(dst []float64, dt float64, work []float64) {
-	s.blockDiag(dst, func(k Temporal, b []float64) { ProcessNoise(k, b, dt, work) })
+func (s *stack) ProcessNoiseScratch(dst []float64, dt float64, work []float64) {
+	s.blockDiag(dst, func(k kernel.Temporal, b []float64) { kernel.ProcessNoise(k, b, dt, work) })
 }
 
 // Drift writes the block-diagonal F.
-func (s *stack) Drift(dst []float64) { s.blockDiag(dst, func(k Temporal, b []float64) { k.Drift(b) }) }
+func (s *stack) Drift(dst []float64) {
+	s.blockDiag(dst, func(k kernel.Temporal, b []float64) { k.Drift(b) })
+}
 
 // Diffusion writes the block-diagonal L·Qc·Lᵀ.
 func (s *stack) Diffusion(dst []float64) {
-	s.blockDiag(dst, func(k Temporal, b []float64) { k.Diffusion(b) })
+	s.blockDiag(dst, func(k kernel.Temporal, b []float64) { k.Diffusion(b) })
 }
 
 // Cov returns the first product's covariance; a stack has no single output.
@@ -145,8 +151,8 @@ func (s *stack) SetParams(src []float64) error {
 }
 
 // Clone deep-copies the kernels.
-func (s *stack) Clone() Temporal {
-	ks := make([]Temporal, len(s.ks))
+func (s *stack) Clone() kernel.Temporal {
+	ks := make([]kernel.Temporal, len(s.ks))
 	for i, k := range s.ks {
 		ks[i] = k.Clone()
 	}

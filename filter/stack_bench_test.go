@@ -3,6 +3,8 @@ package filter
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
 // stackWorkload is shaped like the paper's Dataset A under DCGP: two
@@ -10,15 +12,15 @@ import (
 // dimension 6), full 2×2 sites over 400 bins on two regular grids, whose
 // steps are equal up to rounding.
 func stackWorkload(tb testing.TB) (*Model, []float64, *Sites) {
-	k1, err := NewMatern52(1.3, 1.7)
+	k1, err := kernel.NewMatern52(1.3, 1.7)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	k2, err := NewMatern52(0.6, 3.1)
+	k2, err := kernel.NewMatern52(0.6, 3.1)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m, err := NewIndependentModel([]Temporal{k1, k2})
+	m, err := NewIndependentModel([]kernel.Temporal{k1, k2})
 	if err != nil {
 		tb.Fatal(err)
 	}

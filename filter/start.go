@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dcgpd/dcgpd/filter/kernel"
 	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
@@ -148,11 +149,11 @@ func (st *modelStart) chain(c int) (mean, cov []float64) {
 
 // predictStart writes the start of chain ci predicted dt after t0 into
 // mp, pp, using a (d×d) as the transition's scratch.
-func predictStart(mp, pp, a []float64, st *modelStart, ci int, kern Temporal, dt float64, w *denseWork) {
+func predictStart(mp, pp, a []float64, st *modelStart, ci int, kern kernel.Temporal, dt float64, w *denseWork) {
 	d := kern.Dim()
 	m0, p0 := st.chain(ci)
 	kern.Transition(a, dt)
-	ProcessNoise(kern, w.q, dt, w.kscratch)
+	kernel.ProcessNoise(kern, w.q, dt, w.kscratch)
 	w.tb.set(a, w.q, d, len(m0)/d, false)
 	predictDense(mp, pp, m0, p0, &w.tb, w)
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
 // startTol is the tolerance of every comparison of a windowed run with the
@@ -19,7 +21,7 @@ func startCases() []testCase {
 		{"matern32/indep3 (unrolled)", indepModel(m32(0.7, 1.5), 3), false},
 		{"matern52+periodic3/indep3 (dense chains)", func(t *testing.T) *Model {
 			must := mustT(t)
-			sum := must(NewSum(must(NewMatern52(1.1, 2.0)), must(NewPeriodic(0.8, 1.0, 7.0, 3))))
+			sum := must(kernel.NewSum(must(kernel.NewMatern52(1.1, 2.0)), must(kernel.NewPeriodic(0.8, 1.0, 7.0, 3))))
 			m, err := NewModel(sum, nil, nil, 3)
 			if err != nil {
 				t.Fatal(err)
@@ -39,13 +41,13 @@ func startCases() []testCase {
 // over four products.
 func stStartModel(t *testing.T) *Model {
 	must := mustT(t)
-	s1, _ := NewMaternSpatial(32, Euclidean, 1.3, 1.5)
-	s2, _ := NewMaternSpatial(12, Euclidean, 1.0, 2.0)
-	sep, err := NewSeparable(s1, s2)
+	s1, _ := kernel.NewMaternSpatial(32, kernel.Euclidean, 1.3, 1.5)
+	s2, _ := kernel.NewMaternSpatial(12, kernel.Euclidean, 1.0, 2.0)
+	sep, err := kernel.NewSeparable(s1, s2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := NewModel(must(NewMatern32(1.0, 3.0)), sep, stFeatures(4), 0)
+	m, err := NewModel(must(kernel.NewMatern32(1.0, 3.0)), sep, stFeatures(4), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

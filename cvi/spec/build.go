@@ -10,6 +10,7 @@ import (
 	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/diffusion"
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
 // Summary describes the data a model is built for; Build starts
@@ -112,9 +113,9 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 	if m.PerProduct {
 		copies = sum.NP
 	}
-	kernels := make([]filter.Temporal, copies)
+	kernels := make([]kernel.Temporal, copies)
 	for c := 0; c < copies; c++ {
-		var parts []filter.Temporal
+		var parts []kernel.Temporal
 		for i, t := range comps {
 			k, names, err := buildTemporal(t, sum, len(comps), m.Likelihood)
 			if err != nil {
@@ -136,7 +137,7 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 			kernels[c] = parts[0]
 			continue
 		}
-		sumK, err := filter.NewSum(parts...)
+		sumK, err := kernel.NewSum(parts...)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +174,7 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 
 // buildTemporal builds one temporal component and returns the names of
 // its parameters to pin.
-func buildTemporal(t Temporal, sum Summary, ncomp int, likelihood string) (filter.Temporal, []string, error) {
+func buildTemporal(t Temporal, sum Summary, ncomp int, likelihood string) (kernel.Temporal, []string, error) {
 	v := t.Variance
 	if v == 0 {
 		scale := sum.Variance
@@ -191,15 +192,15 @@ func buildTemporal(t Temporal, sum Summary, ncomp int, likelihood string) (filte
 	if l == 0 {
 		l = 10 * sum.MedianStep
 	}
-	var k filter.Temporal
+	var k kernel.Temporal
 	var err error
 	switch t.Kernel {
 	case "matern12":
-		k, err = filter.NewMatern12(v, l)
+		k, err = kernel.NewMatern12(v, l)
 	case "matern32":
-		k, err = filter.NewMatern32(v, l)
+		k, err = kernel.NewMatern32(v, l)
 	case "matern52":
-		k, err = filter.NewMatern52(v, l)
+		k, err = kernel.NewMatern52(v, l)
 	case "periodic", "quasiperiodic":
 		h := t.Harmonics
 		if h == 0 {
@@ -209,7 +210,7 @@ func buildTemporal(t Temporal, sum Summary, ncomp int, likelihood string) (filte
 			l = 1
 		}
 		if t.Kernel == "periodic" {
-			k, err = filter.NewPeriodic(v, l, t.Period, h)
+			k, err = kernel.NewPeriodic(v, l, t.Period, h)
 		} else {
 			ml := t.MaternLengthscale
 			if ml == 0 {
@@ -219,7 +220,7 @@ func buildTemporal(t Temporal, sum Summary, ncomp int, likelihood string) (filte
 			if order == 0 {
 				order = 12
 			}
-			k, err = filter.NewQuasiPeriodic(v, l, t.Period, ml, h, order)
+			k, err = kernel.NewQuasiPeriodic(v, l, t.Period, ml, h, order)
 		}
 	default:
 		return nil, nil, fmt.Errorf("unknown kernel %q", t.Kernel)
@@ -247,7 +248,7 @@ func buildTemporal(t Temporal, sum Summary, ncomp int, likelihood string) (filte
 }
 
 // buildProduct builds the product kernel (nil for independent products).
-func buildProduct(p Product, sum Summary, fixed map[string]bool) (filter.Spatial, error) {
+func buildProduct(p Product, sum Summary, fixed map[string]bool) (kernel.Spatial, error) {
 	if p.Kernel == "" || p.Kernel == "independent" {
 		return nil, nil
 	}
@@ -255,13 +256,13 @@ func buildProduct(p Product, sum Summary, fixed map[string]bool) (filter.Spatial
 		return nil, fmt.Errorf("model.product.kernel %q needs product features", p.Kernel)
 	}
 	dim := len(sum.Features[0])
-	metric := filter.Euclidean
+	metric := kernel.Euclidean
 	if sum.Geographic {
-		metric = filter.GreatCircle
+		metric = kernel.GreatCircle
 		if p.Kernel != "rbf" {
 			// Matérn kernels of great-circle distance need not be positive
 			// definite on the sphere; the chordal distance keeps them so.
-			metric = filter.Chordal
+			metric = kernel.Chordal
 		}
 	}
 	ls := p.Lengthscales
@@ -283,14 +284,14 @@ func buildProduct(p Product, sum Summary, fixed map[string]bool) (filter.Spatial
 	if v == 0 {
 		v = 1
 	}
-	var k filter.Spatial
+	var k kernel.Spatial
 	var err error
 	switch p.Kernel {
 	case "matern12", "matern32", "matern52":
 		order := map[string]int{"matern12": 12, "matern32": 32, "matern52": 52}[p.Kernel]
-		k, err = filter.NewMaternSpatial(order, metric, v, ls...)
+		k, err = kernel.NewMaternSpatial(order, metric, v, ls...)
 	case "rbf":
-		k, err = filter.NewRBF(metric, v, ls...)
+		k, err = kernel.NewRBF(metric, v, ls...)
 	case "separable-matern32":
 		if sum.Geographic {
 			return nil, errors.New("separable-matern32 needs Euclidean features, not lat/lon")
@@ -298,17 +299,17 @@ func buildProduct(p Product, sum Summary, fixed map[string]bool) (filter.Spatial
 		if len(ls) != dim {
 			return nil, fmt.Errorf("separable-matern32: %d lengthscales for %d features", len(ls), dim)
 		}
-		parts := make([]filter.Spatial, dim)
+		parts := make([]kernel.Spatial, dim)
 		for i := range parts {
 			pv := 1.0
 			if i == 0 {
 				pv = v
 			}
-			if parts[i], err = filter.NewMaternSpatial(32, filter.Euclidean, pv, ls[i]); err != nil {
+			if parts[i], err = kernel.NewMaternSpatial(32, kernel.Euclidean, pv, ls[i]); err != nil {
 				return nil, err
 			}
 		}
-		k, err = filter.NewSeparable(parts...)
+		k, err = kernel.NewSeparable(parts...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("model.product: %w", err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dcgpd/dcgpd/cvi"
-	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
 // TestConfigTomlIsValid: the documented config.toml decodes with every key
@@ -116,7 +116,7 @@ func TestCountLikelihoodStartsOnTheLogScale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := b.Model.Temporal().(*filter.Matern32).Variance()
+		v := b.Model.Temporal().(*kernel.Matern32).Variance()
 		if v < c.lo || v > c.high {
 			t.Errorf("%s: starting kernel variance %v, want in [%v, %v]", c.lik, v, c.lo, c.high)
 		}

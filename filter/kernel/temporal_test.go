@@ -1,4 +1,4 @@
-package filter
+package kernel
 
 import (
 	"encoding/json"
@@ -335,8 +335,8 @@ func ktCheckParams(t *testing.T, c ktCase) {
 		err := k.SetParams(b)
 		if err == nil {
 			t.Errorf("SetParams(%v) accepted", b)
-		} else if !strings.HasPrefix(err.Error(), "filter: ") {
-			t.Errorf("SetParams error %q lacks the \"filter: \" prefix", err)
+		} else if !strings.HasPrefix(err.Error(), "kernel: ") {
+			t.Errorf("SetParams error %q lacks the \"kernel: \" prefix", err)
 		}
 		if !ktSameBits(before, ktSnapshot(k)) {
 			t.Errorf("SetParams(%v) failed but changed the kernel", b)
@@ -634,8 +634,8 @@ func TestKernelConstructorErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("accepted, got %v", k)
 			}
-			if !strings.HasPrefix(err.Error(), "filter: ") {
-				t.Errorf("error %q lacks the \"filter: \" prefix", err)
+			if !strings.HasPrefix(err.Error(), "kernel: ") {
+				t.Errorf("error %q lacks the \"kernel: \" prefix", err)
 			}
 			if k != nil && !ktIsNilKernel(k) {
 				t.Errorf("returned a kernel with the error: %v", k)

@@ -1,4 +1,4 @@
-package filter
+package kernel
 
 import (
 	"errors"
@@ -59,14 +59,14 @@ func newScaledDistance(metric Metric, ls []float64) (scaledDistance, error) {
 	switch metric {
 	case Euclidean:
 		if len(ls) == 0 {
-			return scaledDistance{}, errors.New("filter: a Euclidean spatial kernel needs at least one lengthscale")
+			return scaledDistance{}, errors.New("kernel: a Euclidean spatial kernel needs at least one lengthscale")
 		}
 	case GreatCircle, Chordal:
 		if len(ls) != 1 {
-			return scaledDistance{}, fmt.Errorf("filter: a %v spatial kernel needs exactly one lengthscale (metres), got %d", metric, len(ls))
+			return scaledDistance{}, fmt.Errorf("kernel: a %v spatial kernel needs exactly one lengthscale (metres), got %d", metric, len(ls))
 		}
 	default:
-		return scaledDistance{}, fmt.Errorf("filter: unknown metric %v", metric)
+		return scaledDistance{}, fmt.Errorf("kernel: unknown metric %v", metric)
 	}
 	for i, l := range ls {
 		if err := checkPositive("lengthscale "+strconv.Itoa(i), l); err != nil {
@@ -113,13 +113,13 @@ func (d *scaledDistance) check(dst []float64, features [][]float64) error {
 	dim := d.dim()
 	for i, f := range features {
 		if len(f) != dim {
-			return fmt.Errorf("filter: feature vector %d has length %d, want %d", i, len(f), dim)
+			return fmt.Errorf("kernel: feature vector %d has length %d, want %d", i, len(f), dim)
 		}
 		if err := checkFeatureFinite(i, f); err != nil {
 			return err
 		}
 		if d.metric != Euclidean && math.Abs(f[0]) > 90 {
-			return fmt.Errorf("filter: feature vector %d: latitude %v outside [−90, 90]", i, f[0])
+			return fmt.Errorf("kernel: feature vector %d: latitude %v outside [−90, 90]", i, f[0])
 		}
 	}
 	return nil
@@ -128,7 +128,7 @@ func (d *scaledDistance) check(dst []float64, features [][]float64) error {
 // checkGramDst returns an error unless dst can hold an n×n matrix.
 func checkGramDst(dst []float64, n int) error {
 	if len(dst) < n*n {
-		return fmt.Errorf("filter: Gram destination has length %d, want %d", len(dst), n*n)
+		return fmt.Errorf("kernel: Gram destination has length %d, want %d", len(dst), n*n)
 	}
 	return nil
 }
@@ -137,7 +137,7 @@ func checkGramDst(dst []float64, n int) error {
 func checkFeatureFinite(i int, f []float64) error {
 	for j, v := range f {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("filter: feature vector %d entry %d is not finite: %v", i, j, v)
+			return fmt.Errorf("kernel: feature vector %d entry %d is not finite: %v", i, j, v)
 		}
 	}
 	return nil
@@ -287,11 +287,11 @@ func NewMaternSpatial(order int, metric Metric, variance float64, lengthscales .
 	switch order {
 	case 12, 32, 52:
 	default:
-		return nil, fmt.Errorf("filter: Matérn order must be 12, 32 or 52, got %d", order)
+		return nil, fmt.Errorf("kernel: Matérn order must be 12, 32 or 52, got %d", order)
 	}
 	b, err := newStationarySpatial(metric, variance, lengthscales)
 	if err != nil {
-		return nil, fmt.Errorf("filter: Matérn spatial kernel: %w", err)
+		return nil, fmt.Errorf("kernel: Matérn spatial kernel: %w", err)
 	}
 	return &MaternSpatial{b, order}, nil
 }
@@ -325,7 +325,7 @@ type RBF struct {
 func NewRBF(metric Metric, variance float64, lengthscales ...float64) (*RBF, error) {
 	b, err := newStationarySpatial(metric, variance, lengthscales)
 	if err != nil {
-		return nil, fmt.Errorf("filter: RBF kernel: %w", err)
+		return nil, fmt.Errorf("kernel: RBF kernel: %w", err)
 	}
 	return &RBF{b}, nil
 }
@@ -353,9 +353,16 @@ func (k *RBF) Clone() Spatial { return &RBF{k.clone()} }
 // hyperparameters, and its zero value is ready to use.
 type Independent struct{}
 
-// independentKernel marks the kernel for Model, which then skips the
-// Cholesky factor and filters each product on its own.
-func (Independent) independentKernel() {}
+// IsIndependent reports whether s is the Independent kernel (or nil, which
+// means it): a model over it needs no Cholesky factor of the product Gram
+// matrix and can filter each product on its own.
+func IsIndependent(s Spatial) bool {
+	switch s.(type) {
+	case nil, Independent, *Independent:
+		return true
+	}
+	return false
+}
 
 // Cov returns 1 if p and q have equal length and entries, else 0.
 func (Independent) Cov(p, q []float64) float64 {
@@ -406,7 +413,7 @@ func (Independent) Params(dst []float64) []float64 {
 // SetParams accepts only an empty slice.
 func (Independent) SetParams(src []float64) error {
 	if len(src) != 0 {
-		return fmt.Errorf("filter: independent kernel has no parameters, got %d", len(src))
+		return fmt.Errorf("kernel: independent kernel has no parameters, got %d", len(src))
 	}
 	return nil
 }
@@ -438,16 +445,16 @@ func spatialDim(k Spatial) int {
 // arguments do not affect it.
 func NewSeparable(ks ...Spatial) (*Separable, error) {
 	if len(ks) == 0 {
-		return nil, errors.New("filter: separable kernel needs at least one component")
+		return nil, errors.New("kernel: separable kernel needs at least one component")
 	}
 	s := &Separable{ks: make([]Spatial, len(ks)), off: make([]int, len(ks)+1)}
 	for i, k := range ks {
 		if k == nil {
-			return nil, fmt.Errorf("filter: separable component %d is nil", i)
+			return nil, fmt.Errorf("kernel: separable component %d is nil", i)
 		}
 		d := spatialDim(k)
 		if d < 1 {
-			return nil, fmt.Errorf("filter: separable component %d reads %d features", i, d)
+			return nil, fmt.Errorf("kernel: separable component %d reads %d features", i, d)
 		}
 		s.ks[i] = k.Clone()
 		s.off[i+1] = s.off[i] + d
@@ -495,7 +502,7 @@ func (s *Separable) Gram(dst []float64, features [][]float64) error {
 	}
 	for i, f := range features {
 		if len(f) != d {
-			return fmt.Errorf("filter: feature vector %d has length %d, want %d", i, len(f), d)
+			return fmt.Errorf("kernel: feature vector %d has length %d, want %d", i, len(f), d)
 		}
 	}
 	sub := make([][]float64, n)
@@ -513,7 +520,7 @@ func (s *Separable) Gram(dst []float64, features [][]float64) error {
 			target = tmp
 		}
 		if err := k.Gram(target, sub); err != nil {
-			return fmt.Errorf("filter: separable component %d: %w", c, err)
+			return fmt.Errorf("kernel: separable component %d: %w", c, err)
 		}
 		if c > 0 {
 			for i, v := range tmp {

@@ -1,4 +1,4 @@
-package filter
+package kernel
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 // checkPositive returns an error unless v is finite and > 0.
 func checkPositive(name string, v float64) error {
 	if !(v > 0) || math.IsInf(v, 1) {
-		return fmt.Errorf("filter: %s must be finite and > 0, got %v", name, v)
+		return fmt.Errorf("kernel: %s must be finite and > 0, got %v", name, v)
 	}
 	return nil
 }
@@ -19,12 +19,12 @@ func checkPositive(name string, v float64) error {
 // all-or-nothing.
 func setPositive(names []string, src []float64, dst ...*float64) error {
 	if len(src) != len(dst) {
-		return fmt.Errorf("filter: want %d parameters, got %d", len(dst), len(src))
+		return fmt.Errorf("kernel: want %d parameters, got %d", len(dst), len(src))
 	}
 	vals := make([]float64, len(src))
 	for i, x := range src {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Errorf("filter: parameter %s is not finite: %v", names[i], x)
+			return fmt.Errorf("kernel: parameter %s is not finite: %v", names[i], x)
 		}
 		vals[i] = mathx.Softplus(x)
 		if err := checkPositive(names[i], vals[i]); err != nil {

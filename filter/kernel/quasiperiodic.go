@@ -1,4 +1,4 @@
-package filter
+package kernel
 
 import (
 	"fmt"
@@ -37,12 +37,12 @@ type QuasiPeriodic struct {
 // arguments must be finite and positive.
 func NewQuasiPeriodic(variance, periodLengthscale, period, maternLengthscale float64, harmonics, maternOrder int) (*QuasiPeriodic, error) {
 	if harmonics < 1 || harmonics > MaxHarmonics {
-		return nil, fmt.Errorf("filter: quasi-periodic kernel needs 1 to %d harmonics, got %d", MaxHarmonics, harmonics)
+		return nil, fmt.Errorf("kernel: quasi-periodic kernel needs 1 to %d harmonics, got %d", MaxHarmonics, harmonics)
 	}
 	switch maternOrder {
 	case 12, 32, 52:
 	default:
-		return nil, fmt.Errorf("filter: quasi-periodic Matérn order must be 12, 32 or 52, got %d", maternOrder)
+		return nil, fmt.Errorf("kernel: quasi-periodic Matérn order must be 12, 32 or 52, got %d", maternOrder)
 	}
 	k := &QuasiPeriodic{order: maternOrder, coef: make([]float64, harmonics+1)}
 	if err := k.set(variance, periodLengthscale, period, maternLengthscale); err != nil {

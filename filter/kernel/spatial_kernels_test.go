@@ -1,4 +1,4 @@
-package filter
+package kernel
 
 import (
 	"fmt"
@@ -185,8 +185,8 @@ func skCheckParams(t *testing.T, c skCase, feats [][]float64) {
 		err := k.SetParams(b)
 		if err == nil {
 			t.Errorf("SetParams(%v) accepted", b)
-		} else if !strings.HasPrefix(err.Error(), "filter: ") {
-			t.Errorf("SetParams error %q lacks the \"filter: \" prefix", err)
+		} else if !strings.HasPrefix(err.Error(), "kernel: ") {
+			t.Errorf("SetParams error %q lacks the \"kernel: \" prefix", err)
 		}
 		if !ktSameBits(before, snap(k)) {
 			t.Errorf("SetParams(%v) failed but changed the kernel", b)
@@ -224,8 +224,8 @@ func skCheckBadFeatures(t *testing.T, k Spatial, feats [][]float64) {
 		err := k.Gram(dst, f)
 		if err == nil {
 			t.Errorf("%s: Gram accepted", what)
-		} else if !strings.HasPrefix(err.Error(), "filter: ") {
-			t.Errorf("%s: error %q lacks the \"filter: \" prefix", what, err)
+		} else if !strings.HasPrefix(err.Error(), "kernel: ") {
+			t.Errorf("%s: error %q lacks the \"kernel: \" prefix", what, err)
 		}
 	}
 	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
@@ -355,11 +355,11 @@ func TestIndependentKernel(t *testing.T) {
 	var k Independent // the zero value is ready to use
 	var _ Spatial = k
 	var _ Spatial = &k
-	if _, ok := Spatial(k).(interface{ independentKernel() }); !ok {
-		t.Error("Independent lacks the marker Model looks for")
+	if !IsIndependent(k) || !IsIndependent(&k) || !IsIndependent(nil) {
+		t.Error("IsIndependent does not recognise Independent, *Independent or nil")
 	}
-	if _, ok := Spatial(&k).(interface{ independentKernel() }); !ok {
-		t.Error("*Independent lacks the marker Model looks for")
+	if rbf, _ := NewRBF(Euclidean, 1, 1); IsIndependent(rbf) {
+		t.Error("IsIndependent(RBF) is true")
 	}
 	for _, c := range []struct {
 		p, q []float64
@@ -413,8 +413,8 @@ func TestSpatialConstructorErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("accepted: %v", k)
 			}
-			if !strings.HasPrefix(err.Error(), "filter: ") {
-				t.Errorf("error %q lacks the \"filter: \" prefix", err)
+			if !strings.HasPrefix(err.Error(), "kernel: ") {
+				t.Errorf("error %q lacks the \"kernel: \" prefix", err)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package filter
+package kernel
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ type Periodic struct {
 // [1, MaxHarmonics].
 func NewPeriodic(variance, lengthscale, period float64, harmonics int) (*Periodic, error) {
 	if harmonics < 1 || harmonics > MaxHarmonics {
-		return nil, fmt.Errorf("filter: periodic kernel needs 1 to %d harmonics, got %d", MaxHarmonics, harmonics)
+		return nil, fmt.Errorf("kernel: periodic kernel needs 1 to %d harmonics, got %d", MaxHarmonics, harmonics)
 	}
 	k := &Periodic{coef: make([]float64, harmonics+1)}
 	if err := k.set(variance, lengthscale, period); err != nil {
@@ -65,7 +65,7 @@ func (k *Periodic) set(variance, lengthscale, period float64) error {
 func periodicCoefficients(dst []float64, variance, lengthscale float64) error {
 	z := 1 / (lengthscale * lengthscale)
 	if math.IsInf(z, 0) {
-		return fmt.Errorf("filter: periodic lengthscale %v is too small (1/ℓ² overflows)", lengthscale)
+		return fmt.Errorf("kernel: periodic lengthscale %v is too small (1/ℓ² overflows)", lengthscale)
 	}
 	iveSeq(dst, z)
 	for j := range dst {

@@ -1,4 +1,4 @@
-package filter
+package kernel
 
 import "github.com/dcgpd/dcgpd/internal/linalg"
 
@@ -56,19 +56,23 @@ type ProcessNoiser interface {
 	ProcessNoise(dst []float64, dt float64)
 }
 
-// processNoiseWorker is a composite kernel whose blocks may lack a closed
-// form and so need ProcessNoise's scratch, which it takes from the caller
-// rather than holding its own.
-type processNoiseWorker interface {
-	processNoiseWork(dst []float64, dt float64, work []float64)
+// ScratchProcessNoiser is implemented by composite kernels whose blocks may
+// lack a closed form for Q(dt) and so need scratch space, which they take
+// from ProcessNoise's caller rather than hold their own (the filter's
+// per-product stack of kernels).
+type ScratchProcessNoiser interface {
+	// ProcessNoiseScratch writes Q(dt) (d×d) into dst using work as
+	// scratch, as the package function ProcessNoise does.
+	ProcessNoiseScratch(dst []float64, dt float64, work []float64)
 }
 
 // ProcessNoise writes Q(dt) = Pinf − A Pinf Aᵀ for kernel k into dst. It
-// uses the kernel's closed form when it has one. work, if non-nil, must
-// have length at least 3d² and is used as scratch space.
+// uses the kernel's closed form when it has one (ProcessNoiser, or
+// ScratchProcessNoiser with work). work, if non-nil, must have length at
+// least 3d² and is used as scratch space.
 func ProcessNoise(k Temporal, dst []float64, dt float64, work []float64) {
-	if pw, ok := k.(processNoiseWorker); ok {
-		pw.processNoiseWork(dst, dt, work)
+	if pw, ok := k.(ScratchProcessNoiser); ok {
+		pw.ProcessNoiseScratch(dst, dt, work)
 		return
 	}
 	if pn, ok := k.(ProcessNoiser); ok {

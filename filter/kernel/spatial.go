@@ -1,4 +1,4 @@
-package filter
+package kernel
 
 // Spatial is a covariance function over product feature vectors (e.g.
 // coordinates, or latitude/longitude). The spatio-temporal prior is the

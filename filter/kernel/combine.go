@@ -1,4 +1,4 @@
-package filter
+package kernel
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ type Sum struct {
 	ks    []Temporal
 	off   []int // state offset of each component; off[len(ks)] = Dim
 	names []string
-	work  []float64 // 3·max d_i², for filter.ProcessNoise
+	work  []float64 // 3·max d_i², for ProcessNoise
 }
 
 // NewSum returns the sum of the given kernels, of which there must be at
@@ -25,17 +25,17 @@ type Sum struct {
 // do not affect the sum (and passing one kernel twice is safe).
 func NewSum(ks ...Temporal) (*Sum, error) {
 	if len(ks) == 0 {
-		return nil, errors.New("filter: sum of kernels needs at least one component")
+		return nil, errors.New("kernel: sum of kernels needs at least one component")
 	}
 	s := &Sum{ks: make([]Temporal, len(ks)), off: make([]int, len(ks)+1)}
 	maxDim := 0
 	for i, k := range ks {
 		if k == nil {
-			return nil, fmt.Errorf("filter: sum component %d is nil", i)
+			return nil, fmt.Errorf("kernel: sum component %d is nil", i)
 		}
 		d := k.Dim()
 		if d < 1 {
-			return nil, fmt.Errorf("filter: sum component %d has state dimension %d", i, d)
+			return nil, fmt.Errorf("kernel: sum component %d has state dimension %d", i, d)
 		}
 		s.ks[i] = k.Clone()
 		s.off[i+1] = s.off[i] + d
@@ -206,7 +206,7 @@ type cloneable[K any] interface {
 // after a failure instead would not be bit-exact through softplus.
 func setComponentParams[K cloneable[K]](src []float64, n int, ks []K) error {
 	if len(src) != n {
-		return fmt.Errorf("filter: want %d parameters, got %d", n, len(src))
+		return fmt.Errorf("kernel: want %d parameters, got %d", n, len(src))
 	}
 	for pass := 0; pass < 2; pass++ {
 		o := 0
@@ -216,7 +216,7 @@ func setComponentParams[K cloneable[K]](src []float64, n int, ks []K) error {
 				k = k.Clone()
 			}
 			if err := k.SetParams(src[o : o+p]); err != nil {
-				return fmt.Errorf("filter: component %d: %w", i, err)
+				return fmt.Errorf("kernel: component %d: %w", i, err)
 			}
 			o += p
 		}
@@ -236,18 +236,18 @@ type Product struct {
 	names  []string
 	sa, sb []float64 // d_a², d_b² scratch, twice each
 	ta, tb []float64
-	work   []float64 // 3·max(d_a, d_b)², for filter.ProcessNoise
+	work   []float64 // 3·max(d_a, d_b)², for ProcessNoise
 }
 
 // NewProduct returns the product of a and b, which are cloned so that
 // later changes to the arguments do not affect it.
 func NewProduct(a, b Temporal) (*Product, error) {
 	if a == nil || b == nil {
-		return nil, errors.New("filter: product of kernels needs two non-nil components")
+		return nil, errors.New("kernel: product of kernels needs two non-nil components")
 	}
 	da, db := a.Dim(), b.Dim()
 	if da < 1 || db < 1 {
-		return nil, fmt.Errorf("filter: product components have state dimensions %d and %d", da, db)
+		return nil, fmt.Errorf("kernel: product components have state dimensions %d and %d", da, db)
 	}
 	p := &Product{a: a.Clone(), b: b.Clone()}
 	p.names = prefixedNames([]Temporal{p.a, p.b})
