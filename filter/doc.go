@@ -13,7 +13,7 @@
 //
 // Routes. An Independent product kernel with diagonal sites filters each
 // product as its own chain; chains of state dimension 2 take an unrolled
-// scalar recursion (fast2.go); everything else runs one coupled chain
+// scalar recursion (twostate.go); everything else runs one coupled chain
 // whose state stacks the products' copies of the temporal state (dense.go
 // holds its prediction, update and backward steps, blocks.go the
 // block-structured transition products).

@@ -178,7 +178,7 @@ func (p *Posterior) marginalsMBF(c *chain, st *mbfStore, copies, d, rmax int) {
 				}
 			}
 			if small {
-				updateInformationSmall(M, U, V, XG[:r*D], S, b, r, D)
+				updateInformationSupport(M, U, V, XG[:r*D], S, b, r, D)
 			} else {
 				updateInformation(M, U, V, b.X[:r*D], b.Y[:r*r], b.Q[:r*D], r, D)
 			}
@@ -277,7 +277,7 @@ func updateInformation(M, U, V, X, Y, Q []float64, r, D int) {
 	linalg.Symmetrize(M, D)
 }
 
-// updateInformationSmall is updateInformation for small r·D² through V's
+// updateInformationSupport is updateInformation for small r·D² through V's
 // support S (the measured components; V is zero elsewhere, and VS is the
 // r×|S| block on S), given X = U M: with Y = I + X Uᵀ, Z = V_Sᵀ X and
 // C = V_Sᵀ Y V_S,
@@ -286,16 +286,16 @@ func updateInformation(M, U, V, X, Y, Q []float64, r, D int) {
 //
 // differs from M only in the rows and columns S: by −Z outside S×S and by
 // C − Z − Zᵀ inside. Both triangles are written, so N is exactly symmetric.
-func updateInformationSmall(M, U, VS, X []float64, S []int, b *mbfWork, r, D int) {
+func updateInformationSupport(M, U, VS, X []float64, S []int, b *mbfWork, r, D int) {
 	if r == 2 {
-		updateInformation2(M, U, VS, X, S, D)
+		updateInformationSupportTwoRows(M, U, VS, X, S, D)
 		return
 	}
-	updateInformationN(M, U, VS, X, S, b, r, D)
+	updateInformationSupportRows(M, U, VS, X, S, b, r, D)
 }
 
-// updateInformationN is updateInformationSmall for any r.
-func updateInformationN(M, U, VS, X []float64, S []int, b *mbfWork, r, D int) {
+// updateInformationSupportRows is updateInformationSupport for any r.
+func updateInformationSupportRows(M, U, VS, X []float64, S []int, b *mbfWork, r, D int) {
 	ns := len(S)
 	M, U, VS, X = M[:D*D], U[:r*D], VS[:r*ns], X[:r*D]
 	Z := b.Z[:ns*D]
@@ -349,9 +349,9 @@ func updateInformationN(M, U, VS, X []float64, S []int, b *mbfWork, r, D int) {
 	}
 }
 
-// updateInformation2 is updateInformationSmall for two observation rows,
+// updateInformationSupportTwoRows is updateInformationSupport for two observation rows,
 // with Y and C in closed form.
-func updateInformation2(M, U, VS, X []float64, S []int, D int) {
+func updateInformationSupportTwoRows(M, U, VS, X []float64, S []int, D int) {
 	ns := len(S)
 	M, U, VS, X = M[:D*D], U[:2*D], VS[:2*ns], X[:2*D]
 	x0, x1, u0, u1 := X[:D], X[D:2*D], U[:D], U[D:2*D]

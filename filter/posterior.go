@@ -129,7 +129,7 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 				return fmt.Errorf("product %d: %w", k, err)
 			}
 			p.LogLik += ll
-			if !p.fast2(c) {
+			if !p.twoState(c) {
 				for i := 0; i < n; i++ {
 					p.Mean[i*np+k], p.Var[i*np+k] = p.chainMarginal(c, i)
 				}
@@ -178,8 +178,8 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 // runChain filters (and smooths) one chain; k >= 0 selects product k's
 // scalar sites, k < 0 the coupled chain over all products.
 func (p *Posterior) runChain(c *chain, m *Model, kern kernel.Temporal, times []float64, s *Sites, k int, smooth bool) (float64, error) {
-	if k >= 0 && p.fast2(c) {
-		return filterSmooth2(c, kern, times, s.Nat1, s.Nat2, p.Mean, p.Var, k, s.NP, smooth, m.start)
+	if k >= 0 && p.twoState(c) {
+		return runTwoState(c, kern, times, s.Nat1, s.Nat2, p.Mean, p.Var, k, s.NP, smooth, m.start)
 	}
 	w := &p.work
 	d := kern.Dim()
@@ -365,7 +365,8 @@ func loadMarginal(b []float64, np int, mu, pu, mean, cov []float64) {
 	}
 }
 
-// fast2 reports whether a scalar chain takes the unrolled 2-state path.
-func (p *Posterior) fast2(c *chain) bool {
+// twoState reports whether a scalar chain takes the unrolled two-state
+// route (twostate.go).
+func (p *Posterior) twoState(c *chain) bool {
 	return c.dim == 2 && p.h[0] == 1 && p.h[1] == 0
 }

@@ -9,7 +9,7 @@ import (
 
 var errNonFinite = errors.New("filter: log marginal likelihood is not finite (singular or non-finite state)")
 
-// filterSmooth2 is the Kalman filter and RTS smoother of one chain with a
+// runTwoState is the Kalman filter and RTS smoother of one chain with a
 // 2-dimensional state observed through H = [1, 0] by scalar sites (product
 // k of sites with stride np): the Matérn-3/2 workhorse. It computes exactly
 // what the dense path computes, unrolled over 2×2 matrices so that one
@@ -22,7 +22,7 @@ var errNonFinite = errors.New("filter: log marginal likelihood is not finite (si
 // the smoothed, or, without smoothing, filtered moments. The first bin's
 // prior is the stationary one, or the model's start st (chain k) predicted
 // to it.
-func filterSmooth2(c *chain, kern kernel.Temporal, times, nat1, nat2, mean, vari []float64, k, np int, smooth bool, st *modelStart) (float64, error) {
+func runTwoState(c *chain, kern kernel.Temporal, times, nat1, nat2, mean, vari []float64, k, np int, smooth bool, st *modelStart) (float64, error) {
 	var pinf, q [4]float64
 	var scratch [12]float64
 	a := c.a
@@ -32,7 +32,7 @@ func filterSmooth2(c *chain, kern kernel.Temporal, times, nat1, nat2, mean, vari
 		sm, sp := st.chain(k)
 		kern.Transition(a[:4], times[0]-st.t0)
 		kernel.ProcessNoise(kern, q[:], times[0]-st.t0, scratch[:])
-		m0, m1, p00, p01, p11 = predict2(a[:4], q[:], sm[0], sm[1], sp[0], sp[1], sp[3])
+		m0, m1, p00, p01, p11 = predictTwoState(a[:4], q[:], sm[0], sm[1], sp[0], sp[1], sp[3])
 	} else {
 		kern.Stationary(pinf[:])
 		p00, p01, p11 = pinf[0], pinf[1], pinf[3]
@@ -132,9 +132,9 @@ func filterSmooth2(c *chain, kern kernel.Temporal, times, nat1, nat2, mean, vari
 	return ll, nil
 }
 
-// predict2 returns A·m and A·P·Aᵀ + Q for the 2-state m = (m0, m1) and
-// symmetric P, as filterSmooth2's step forms them.
-func predict2(a, q []float64, m0, m1, p00, p01, p11 float64) (n0, n1, q00, q01, q11 float64) {
+// predictTwoState returns A·m and A·P·Aᵀ + Q for the 2-state m = (m0, m1) and
+// symmetric P, as runTwoState's step forms them.
+func predictTwoState(a, q []float64, m0, m1, p00, p01, p11 float64) (n0, n1, q00, q01, q11 float64) {
 	a00, a01, a10, a11 := a[0], a[1], a[2], a[3]
 	n0, n1 = a00*m0+a01*m1, a10*m0+a11*m1
 	c00, c01 := a00*p00+a01*p01, a00*p01+a01*p11

@@ -87,10 +87,10 @@ func updateDense(mf, pf, mp, pp, cw, cs, z []float64, sup []int, r int, w *dense
 		return 0, nil
 	}
 	if r == 2 && 2*D*D <= linalg.SmallOps {
-		return updateSmall2(mf, pf, mp, pp, cs, z, sup, D, w, det)
+		return updateSupportTwoRows(mf, pf, mp, pp, cs, z, sup, D, w, det)
 	}
 	if r*D*D <= linalg.SmallOps {
-		return updateSmall(mf, pf, mp, pp, cs, z, sup, r, D, w, det)
+		return updateSupport(mf, pf, mp, pp, cs, z, sup, r, D, w, det)
 	}
 	copy(mf[:D], mp[:D])
 	copy(pf[:D*D], pp[:D*D])
@@ -135,11 +135,11 @@ func updateDense(mf, pf, mp, pp, cw, cs, z []float64, sup []int, r int, w *dense
 
 var errInnovation = errors.New("filter: innovation covariance is not positive definite (non-finite state?)")
 
-// updateSmall is updateDense with plain loops for small r·D², touching
+// updateSupport is updateDense with plain loops for small r·D², touching
 // only the state components the observation rows measure (their support
 // sup; cs is r×len(sup): a site row reads one component per product for
 // Matérn kernels).
-func updateSmall(mf, pf, mp, pp, cs, z []float64, sup []int, r, D int, w *denseWork, det *logProd) (float64, error) {
+func updateSupport(mf, pf, mp, pp, cs, z []float64, sup []int, r, D int, w *denseWork, det *logProd) (float64, error) {
 	ns := len(sup)
 	ut, s, v := w.ut[:r*D], w.s[:r*r], w.v[:r]
 	mf, mp, pp, cs = mf[:D], mp[:D], pp[:D*D], cs[:r*ns]
@@ -211,10 +211,10 @@ func updateSmall(mf, pf, mp, pp, cs, z []float64, sup []int, r, D int, w *denseW
 	return ll, nil
 }
 
-// updateSmall2 is updateSmall for two observation rows (two products), in
-// single passes: the rows being short, every loop's setup costs about as
-// much as its body.
-func updateSmall2(mf, pf, mp, pp, cs, z []float64, sup []int, D int, w *denseWork, det *logProd) (float64, error) {
+// updateSupportTwoRows is updateSupport for two observation rows (two
+// products), in single passes: the rows being short, every loop's setup
+// costs about as much as its body.
+func updateSupportTwoRows(mf, pf, mp, pp, cs, z []float64, sup []int, D int, w *denseWork, det *logProd) (float64, error) {
 	ns := len(sup)
 	ut, s, v := w.ut[:2*D], w.s[:4], w.v[:2]
 	mf, mp, pp, cs = mf[:D], mp[:D], pp[:D*D], cs[:2*ns]

@@ -176,15 +176,15 @@ func TestSmallUpdates(t *testing.T) {
 					t.Errorf("%s D=%d r=%d: log-likelihood %v, want %v", name, D, r, ll, wantLL)
 				}
 			}
-			check("updateSmall", func(mf, pf []float64, w *denseWork, det *logProd) (float64, error) {
-				return updateSmall(mf, pf, m, P, cs, z, sup, r, D, w, det)
+			check("updateSupport", func(mf, pf []float64, w *denseWork, det *logProd) (float64, error) {
+				return updateSupport(mf, pf, m, P, cs, z, sup, r, D, w, det)
 			})
 			check("updateDense", func(mf, pf []float64, w *denseWork, det *logProd) (float64, error) {
 				return updateDense(mf, pf, m, P, C, cs, z, sup, r, w, det)
 			})
 			if r == 2 {
-				check("updateSmall2", func(mf, pf []float64, w *denseWork, det *logProd) (float64, error) {
-					return updateSmall2(mf, pf, m, P, cs, z, sup, D, w, det)
+				check("updateSupportTwoRows", func(mf, pf []float64, w *denseWork, det *logProd) (float64, error) {
+					return updateSupportTwoRows(mf, pf, m, P, cs, z, sup, D, w, det)
 				})
 			}
 		}
@@ -217,8 +217,8 @@ func TestInformationUpdates(t *testing.T) {
 				name string
 				f    func(M []float64)
 			}{
-				{"updateInformationN", func(M []float64) { updateInformationN(M, U, VS, X, S, &b, r, D) }},
-				{"updateInformationSmall", func(M []float64) { updateInformationSmall(M, U, VS, X, S, &b, r, D) }},
+				{"updateInformationSupportRows", func(M []float64) { updateInformationSupportRows(M, U, VS, X, S, &b, r, D) }},
+				{"updateInformationSupport", func(M []float64) { updateInformationSupport(M, U, VS, X, S, &b, r, D) }},
 			} {
 				got := append([]float64(nil), M...)
 				c.f(got)
