@@ -267,10 +267,6 @@ func (m *Model) Clone() *Model {
 	return &c
 }
 
-// Loading writes B (N_p×N_p, row-major), the map from whitened latents to
-// product demand f = B·u, into dst.
-func (m *Model) Loading(dst []float64) { copy(dst, m.b) }
-
 // ProductCov returns K_p[i,j] (1 on the diagonal for Independent).
 func (m *Model) ProductCov(i, j int) float64 {
 	if m.indep {

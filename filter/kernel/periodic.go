@@ -114,16 +114,6 @@ func (k *Periodic) Period() float64 { return k.period }
 // Harmonics returns the number of harmonics J.
 func (k *Periodic) Harmonics() int { return len(k.coef) - 1 }
 
-// Coefficients writes the series weights q_j², j = 0..J, into dst (length
-// J+1) and returns it; a nil dst allocates.
-func (k *Periodic) Coefficients(dst []float64) []float64 {
-	if dst == nil {
-		dst = make([]float64, len(k.coef))
-	}
-	copy(dst, k.coef)
-	return dst
-}
-
 // Dim returns 2(J+1).
 func (k *Periodic) Dim() int { return 2 * len(k.coef) }
 

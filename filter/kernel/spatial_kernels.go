@@ -296,9 +296,6 @@ func NewMaternSpatial(order int, metric Metric, variance float64, lengthscales .
 	return &MaternSpatial{b, order}, nil
 }
 
-// Order returns 12, 32 or 52.
-func (k *MaternSpatial) Order() int { return k.order }
-
 func (k *MaternSpatial) corr(r2 float64) float64 { return maternCorr(k.order, r2) }
 
 // Cov returns k(p, q), or NaN if p or q does not have length Dim.
@@ -468,14 +465,6 @@ func (s *Separable) Dim() int { return s.off[len(s.ks)] }
 
 // Len returns the number of components.
 func (s *Separable) Len() int { return len(s.ks) }
-
-// Component returns component i (not a copy), or nil if i is out of range.
-func (s *Separable) Component(i int) Spatial {
-	if i < 0 || i >= len(s.ks) {
-		return nil
-	}
-	return s.ks[i]
-}
 
 // Cov returns Π_i k_i(p_i, q_i) over the components' feature groups, or
 // NaN if p or q does not have length Dim.

@@ -424,3 +424,25 @@ func TestSpatialConstructorErrors(t *testing.T) {
 		t.Error("latitude 90.5 accepted")
 	}
 }
+
+// TestSpatialAccessors: the product kernels read back what they were built
+// with.
+func TestSpatialAccessors(t *testing.T) {
+	m, _ := NewMaternSpatial(32, Chordal, 2, 500)
+	r, _ := NewRBF(Euclidean, 0.5, 1, 3)
+	if m.Variance() != 2 || fmt.Sprint(m.Lengthscales()) != "[500]" || m.Metric() != Chordal || m.Dim() != 2 {
+		t.Errorf("MaternSpatial accessors: %v %v %v %v", m.Variance(), m.Lengthscales(), m.Metric(), m.Dim())
+	}
+	if r.Variance() != 0.5 || fmt.Sprint(r.Lengthscales()) != "[1 3]" || r.Metric() != Euclidean || r.Dim() != 2 {
+		t.Errorf("RBF accessors: %v %v %v %v", r.Variance(), r.Lengthscales(), r.Metric(), r.Dim())
+	}
+	// Lengthscales is a copy.
+	r.Lengthscales()[0] = 99
+	if r.Lengthscales()[0] != 1 {
+		t.Error("Lengthscales shares the kernel's slice")
+	}
+	s, _ := NewSeparable(m, r)
+	if s.Len() != 2 || s.Dim() != 4 {
+		t.Errorf("Separable: Len %d, Dim %d", s.Len(), s.Dim())
+	}
+}

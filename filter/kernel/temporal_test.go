@@ -665,3 +665,45 @@ func ktIsNilKernel(k Temporal) bool {
 	}
 	return false
 }
+
+// TestAccessors: every kernel reads back the hyperparameters it was built
+// with, and the combinators hand out their components themselves (not
+// copies), which cvi's learning walks to find lengthscales and periods.
+func TestAccessors(t *testing.T) {
+	m12, _ := NewMatern12(1.5, 2)
+	m52, _ := NewMatern52(0.5, 3)
+	p, _ := NewPeriodic(2, 0.8, 24, 5)
+	qp, _ := NewQuasiPeriodic(3, 0.9, 12, 40, 4, 32)
+	if m12.Variance() != 1.5 || m12.Lengthscale() != 2 || m52.Variance() != 0.5 || m52.Lengthscale() != 3 {
+		t.Errorf("Matérn accessors: %v %v %v %v", m12.Variance(), m12.Lengthscale(), m52.Variance(), m52.Lengthscale())
+	}
+	if p.Variance() != 2 || p.Lengthscale() != 0.8 || p.Period() != 24 || p.Harmonics() != 5 {
+		t.Errorf("Periodic accessors: %v %v %v %v", p.Variance(), p.Lengthscale(), p.Period(), p.Harmonics())
+	}
+	if qp.Variance() != 3 || qp.Lengthscale() != 0.9 || qp.Period() != 12 || qp.MaternLengthscale() != 40 || qp.MaternOrder() != 32 || qp.Harmonics() != 4 {
+		t.Errorf("QuasiPeriodic accessors: %v %v %v %v %v %v", qp.Variance(), qp.Lengthscale(), qp.Period(), qp.MaternLengthscale(), qp.MaternOrder(), qp.Harmonics())
+	}
+	s, _ := NewSum(m12, p)
+	if s.Len() != 2 || s.Component(-1) != nil || s.Component(2) != nil {
+		t.Fatalf("Sum: Len %d, out-of-range components %v, %v", s.Len(), s.Component(-1), s.Component(2))
+	}
+	c0, ok := s.Component(0).(*Matern12)
+	if !ok || c0 == m12 || c0.Variance() != 1.5 {
+		t.Fatalf("Sum.Component(0) = %v, want the sum's own copy of the Matérn-1/2", s.Component(0))
+	}
+	// The component is the sum's own: changing it changes the sum.
+	if err := c0.SetParams([]float64{mathx.SoftplusInv(4), mathx.SoftplusInv(2)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Params(nil)[0]; got != mathx.SoftplusInv(4) {
+		t.Errorf("Sum params after changing component 0: %v", got)
+	}
+	pr, _ := NewProduct(m52, p)
+	a, b := pr.Factors()
+	if _, ok := a.(*Matern52); !ok || a == Temporal(m52) {
+		t.Errorf("Product.Factors a = %T, want the product's own Matérn-5/2", a)
+	}
+	if bp, ok := b.(*Periodic); !ok || bp.Period() != 24 {
+		t.Errorf("Product.Factors b = %v, want the periodic factor", b)
+	}
+}
