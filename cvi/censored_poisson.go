@@ -152,6 +152,9 @@ func (p *CensoredPoisson) ExpectParamGrad(o Obs, m, v float64, _ []float64) floa
 	return e
 }
 
+// NoiseVariance returns 0: counts carry no additive noise.
+func (p *CensoredPoisson) NoiseVariance() float64 { return 0 }
+
 // NumParams returns 0.
 func (p *CensoredPoisson) NumParams() int { return 0 }
 

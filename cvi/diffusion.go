@@ -134,6 +134,14 @@ type Diffusion struct {
 	fixedDiffusion bool
 }
 
+// Diffusion offers every optional capability of the likelihood contract.
+var (
+	_ Parallel      = (*Diffusion)(nil)
+	_ FusedExpecter = (*Diffusion)(nil)
+	_ ParamHolder   = (*Diffusion)(nil)
+	_ SearchRuler   = (*Diffusion)(nil)
+)
+
 // HoldParams tells the likelihood which of its parameters learning holds
 // fixed (same order as ParamNames), so it can skip their gradients: with
 // ℓ and π both held, ExpectParamGrad leaves their entries untouched.
@@ -196,13 +204,13 @@ func NewDiffusion(o DiffusionOptions) (*Diffusion, error) {
 	return d, nil
 }
 
-// setLearning switches the expectation to the LearnPoints rule (on) or
+// SetSearch switches the expectation to the LearnPoints rule (on) or
 // back to the Points rule; see DiffusionOptions.LearnPoints. While ℓ or π
 // is learned it keeps the Points rule: their gradient lives entirely in
 // how the kinks of the map are integrated, and the coarse rule measurably
 // misleads it (Dataset C, DCGP-l: final ELBO 6 nats lower, test RMSE
 // 0.123 instead of 0.112).
-func (d *Diffusion) setLearning(on bool) {
+func (d *Diffusion) SetSearch(on bool) {
 	if on && d.learnable() && !d.fixedDiffusion {
 		on = false
 	}
@@ -211,6 +219,15 @@ func (d *Diffusion) setLearning(on bool) {
 	} else {
 		d.z = d.zFine
 	}
+}
+
+// RuleName names the expectation rule in use ("16-point rule") when the
+// search and the final rule differ, and is empty otherwise.
+func (d *Diffusion) RuleName() string {
+	if d.opts.Expectation != JointExpectation || d.zLearn == d.zFine {
+		return ""
+	}
+	return fmt.Sprintf("%d-point rule", 2*d.z.RawMatrix().Rows)
 }
 
 // scratch allocates the per-goroutine working memory.
@@ -415,10 +432,10 @@ func (d *Diffusion) ExpectParamGrad(obs []Obs, mean, cov, grad []float64) float6
 	return e
 }
 
-// expectAll is Expect and ExpectParamGrad in one pass over the points:
+// ExpectFused is Expect and ExpectParamGrad in one pass over the points:
 // it writes the mean derivatives, adds the parameter gradient into pgrad
 // and returns E (NaN on failure).
-func (d *Diffusion) expectAll(obs []Obs, mean, cov, grad, curv, pgrad []float64) float64 {
+func (d *Diffusion) ExpectFused(obs []Obs, mean, cov, grad, curv, pgrad []float64) float64 {
 	e, err := d.expect(obs, mean, cov, grad, curv, pgrad)
 	if err != nil {
 		return math.NaN()

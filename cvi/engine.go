@@ -105,14 +105,6 @@ func (e *Engine) Posterior() (*filter.Posterior, error) {
 // changed outside it.
 func (e *Engine) Invalidate() { e.fresh, e.evaluated = false, false }
 
-// fusedLikelihood is implemented by likelihoods that give the parameter
-// gradient in the same pass as the expectation and its mean derivatives,
-// at little extra cost (the joint diffusion expectation, whose points
-// dominate).
-type fusedLikelihood interface {
-	expectAll(obs []Obs, mean, cov, grad, curv, pgrad []float64) float64
-}
-
 func (e *Engine) refresh() error {
 	if e.fresh {
 		return nil
@@ -158,16 +150,13 @@ func (e *Engine) expect() (float64, error) {
 	if err := e.refresh(); err != nil {
 		return 0, err
 	}
-	_, fused := e.Lik.(fusedLikelihood)
+	_, fused := e.Lik.(FusedExpecter)
 	withPG := e.wantPG && fused
 	nlp := e.Lik.NumParams()
 	e.pgrad = linalg.Resize(e.pgrad, nlp)
 	clear(e.pgrad)
 	workers := 1
-	wl, parallel := e.Lik.(interface{ Worker() Likelihood })
-	if !parallel {
-		wl, parallel = parallelWorker(e.Lik)
-	}
+	worker, parallel := workerSource(e.Lik)
 	if parallel && len(e.bins) >= 64 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -199,7 +188,7 @@ func (e *Engine) expect() (float64, error) {
 		lik := e.Lik
 		cov := e.cov
 		if w > 0 {
-			lik = wl.Worker()
+			lik = worker()
 			cov = make([]float64, len(e.cov))
 		}
 		wg.Add(1)
@@ -250,14 +239,14 @@ func (e *Engine) expectRange(lik Likelihood, lo, hi int, cov, pg []float64) (flo
 	if lik.Joint() {
 		w = np * np
 	}
-	fl, _ := lik.(fusedLikelihood)
+	fl, _ := lik.(FusedExpecter)
 	var total float64
 	for i := lo; i < hi; i++ {
 		n := e.bins[i]
 		mean := e.post.Mean[i*np : (i+1)*np]
 		var v float64
 		if pg != nil {
-			v = fl.expectAll(e.Data.Bin(n), mean, e.binCovInto(i, cov), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w], pg)
+			v = fl.ExpectFused(e.Data.Bin(n), mean, e.binCovInto(i, cov), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w], pg)
 		} else {
 			v = lik.Expect(e.Data.Bin(n), mean, e.binCovInto(i, cov), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w])
 		}

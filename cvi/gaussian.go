@@ -52,6 +52,9 @@ func (g *Gaussian) ExpectParamGrad(o Obs, m, v float64, grad []float64) float64 
 	return e
 }
 
+// NoiseVariance returns σ².
+func (g *Gaussian) NoiseVariance() float64 { return g.variance }
+
 // NumParams returns 1.
 func (g *Gaussian) NumParams() int { return 1 }
 

@@ -212,7 +212,7 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 			free = append(free, i)
 		}
 	}
-	if h, ok := e.Lik.(interface{ HoldParams([]bool) }); ok {
+	if h, ok := e.Lik.(ParamHolder); ok {
 		held := make([]bool, e.Lik.NumParams())
 		for i := range held {
 			held[i] = opts.Fixed[names[nm+i]]
@@ -229,18 +229,18 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	defer func() { e.wantPG = false }()
 	// A likelihood with a coarser expectation for the search uses it until
 	// the final solve at the learned hyperparameters.
-	coarse, _ := e.Lik.(interface{ setLearning(bool) })
+	coarse, _ := e.Lik.(SearchRuler)
 	coarseOn := false
 	fine := func() {
 		if coarseOn {
-			coarse.setLearning(false)
+			coarse.SetSearch(false)
 			e.Invalidate()
 			coarseOn = false
 		}
 	}
 	defer fine() // on early returns
 	if coarse != nil && len(free) > 0 && !opts.NoCoarse {
-		coarse.setLearning(true)
+		coarse.SetSearch(true)
 		e.Invalidate()
 		coarseOn = true
 	}
@@ -520,13 +520,12 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 }
 
 // ruleName names the likelihood's current expectation rule when it has a
-// choice of rules, "" otherwise.
+// choice of rules (SearchRuler), "" otherwise.
 func ruleName(l Likelihood) string {
-	d, ok := l.(*Diffusion)
-	if !ok || d.opts.Expectation != JointExpectation || d.zLearn == d.zFine {
-		return ""
+	if r, ok := l.(SearchRuler); ok {
+		return r.RuleName()
 	}
-	return fmt.Sprintf("%d-point rule", 2*d.z.RawMatrix().Rows)
+	return ""
 }
 
 func maxAbs(g []float64) float64 {
@@ -714,7 +713,7 @@ func (e *Engine) gradient(free []int, nm int, h float64, x []float64, pm *paramM
 	}
 	if len(kern) < len(free) {
 		lg := make([]float64, e.Lik.NumParams())
-		_, fused := e.Lik.(fusedLikelihood)
+		_, fused := e.Lik.(FusedExpecter)
 		if e.wantPG && fused && e.fresh && e.evaluated {
 			// The last expectation pass, at this very posterior, summed it.
 			copy(lg, e.pgrad)

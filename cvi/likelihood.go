@@ -35,37 +35,6 @@ func (o Obs) Validate() error {
 	return nil
 }
 
-// Scalar is a likelihood that factorises over scalar observations.
-//
-// All methods are safe for concurrent use as long as SetParams and the
-// configuration setters are not called concurrently. A variance v = 0 in
-// Expect and LogPredictive means q(f) is a point mass at m (f = m is
-// plugged in); v < 0, NaN or +Inf gives NaN.
-type Scalar interface {
-	// LogLik returns log p(y|f) and its first and second derivatives in f.
-	LogLik(o Obs, f float64) (l, dl, d2l float64)
-	// Expect returns E = E_{N(f|m,v)}[log p(y|f)], dE/dm and d²E/dm²
-	// (= 2 dE/dv).
-	Expect(o Obs, m, v float64) (e, dm, d2m float64)
-	// LogPredictive returns log ∫ p(y|f) N(f|m,v) df (for NLPD).
-	LogPredictive(o Obs, m, v float64) float64
-	// ExpectParamGrad adds dE/dθ for the likelihood's unconstrained
-	// parameters θ into grad (length NumParams) and returns E.
-	ExpectParamGrad(o Obs, m, v float64, grad []float64) float64
-	// NumParams returns the number of likelihood parameters.
-	NumParams() int
-	// ParamNames returns a name per parameter, e.g. "variance".
-	ParamNames() []string
-	// Params writes the unconstrained parameters (softplus⁻¹ of positive
-	// ones) into dst, which must have length NumParams, and returns it. A
-	// nil dst allocates.
-	Params(dst []float64) []float64
-	// SetParams sets the parameters from unconstrained values. It returns
-	// an error, leaving the likelihood unchanged, if src has the wrong
-	// length, a value is not finite, or it maps to an invalid parameter.
-	SetParams(src []float64) error
-}
-
 // softplusSlope returns dv/dθ at v = softplus(θ), i.e. sigmoid(θ) = 1 − e⁻ᵛ.
 func softplusSlope(v float64) float64 { return -math.Expm1(-v) }
 

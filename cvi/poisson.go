@@ -88,6 +88,9 @@ func (p *Poisson) ExpectParamGrad(o Obs, m, v float64, _ []float64) float64 {
 	return e
 }
 
+// NoiseVariance returns 0: counts carry no additive noise.
+func (p *Poisson) NoiseVariance() float64 { return 0 }
+
 // NumParams returns 0.
 func (p *Poisson) NumParams() int { return 0 }
 

@@ -95,6 +95,9 @@ func (t *Tobit) ExpectParamGrad(o Obs, m, v float64, grad []float64) float64 {
 	return e
 }
 
+// NoiseVariance returns σ².
+func (t *Tobit) NoiseVariance() float64 { return t.variance }
+
 // NumParams returns 1.
 func (t *Tobit) NumParams() int { return 1 }
 
