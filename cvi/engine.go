@@ -19,17 +19,20 @@ import (
 // Only bins with at least one observation take part in inference (bins
 // without data carry zero sites and change neither q elsewhere nor the
 // ELBO); Predict fills in every bin of the data afterwards.
+//
+// The model, likelihood, data and sites are the engine's: read them through
+// its methods and change them through SetParams and SetSites, which keep
+// the posterior in step.
 type Engine struct {
-	Model *filter.Model
-	Lik   Likelihood
-	Data  *Data
-	// Sites over the observed bins (Sites.N = len(bins)).
-	Sites *filter.Sites
 	// CurvatureFloor is the smallest site precision a bin may get from a
 	// non-log-concave expectation (default 1e-8): it keeps the Newton-type
 	// update well defined where the curvature has the wrong sign.
 	CurvatureFloor float64
 
+	model *filter.Model
+	lik   Likelihood
+	data  *Data
+	sites *filter.Sites // over the observed bins (sites.N = len(bins))
 	bins  []int
 	times []float64
 	post  filter.Posterior
@@ -65,14 +68,14 @@ func NewEngine(m *filter.Model, lik Likelihood, data *Data) (*Engine, error) {
 	if data.NP != m.NumProducts() {
 		return nil, fmt.Errorf("cvi: data has %d products, model %d", data.NP, m.NumProducts())
 	}
-	e := &Engine{Model: m, Lik: lik, Data: data, CurvatureFloor: 1e-8}
+	e := &Engine{model: m, lik: lik, data: data, CurvatureFloor: 1e-8}
 	e.bins = data.observedBins()
 	e.times = make([]float64, len(e.bins))
 	for i, n := range e.bins {
 		e.times[i] = data.Times[n]
 	}
 	np := data.NP
-	e.Sites = filter.NewSites(len(e.bins), np, lik.Joint())
+	e.sites = filter.NewSites(len(e.bins), np, lik.Joint())
 	e.ell = make([]float64, len(e.bins))
 	w := np
 	if lik.Joint() {
@@ -95,15 +98,68 @@ func (e *Engine) Bins() []int { return e.bins }
 // touch again.
 func (e *Engine) Posterior() (*filter.Posterior, error) {
 	p := new(filter.Posterior)
-	if err := filter.Smooth(p, e.Model, e.times, e.Sites); err != nil {
+	if err := filter.Smooth(p, e.model, e.times, e.sites); err != nil {
 		return nil, fmt.Errorf("cvi: smoother: %w", err)
 	}
 	return p, nil
 }
 
-// Invalidate tells the engine that the model or likelihood parameters
-// changed outside it.
-func (e *Engine) Invalidate() { e.fresh, e.evaluated = false, false }
+// Model returns the engine's prior. Change its hyperparameters through
+// Engine.SetParams, not the model's own SetParams, so that the engine's
+// posterior follows.
+func (e *Engine) Model() *filter.Model { return e.model }
+
+// Likelihood returns the engine's likelihood; as with Model, change its
+// parameters through Engine.SetParams.
+func (e *Engine) Likelihood() Likelihood { return e.lik }
+
+// Data returns the data the engine was built for. It must not be modified.
+func (e *Engine) Data() *Data { return e.data }
+
+// Sites returns a copy of the current sites, one bin per entry of Bins.
+func (e *Engine) Sites() *filter.Sites { return e.sites.Clone() }
+
+// SetSites replaces the sites by a copy of s, which must have the shape of
+// the engine's (Sites), e.g. to warm-start CVI.
+func (e *Engine) SetSites(s *filter.Sites) error {
+	if !e.sites.SameShape(s) {
+		return fmt.Errorf("cvi: sites for %d bins × %d products (full %v), want %d × %d (full %v)", s.N, s.NP, s.Full, e.sites.N, e.sites.NP, e.sites.Full)
+	}
+	copy(e.sites.Nat1, s.Nat1)
+	copy(e.sites.Nat2, s.Nat2)
+	e.invalidate()
+	return nil
+}
+
+// Params returns every learnable parameter, unconstrained, in ParamNames
+// order: the model's, then the likelihood's.
+func (e *Engine) Params() []float64 {
+	return append(e.model.Params(nil), e.lik.Params(nil)...)
+}
+
+// SetParams sets the model's and the likelihood's parameters from p
+// (Params order). If the likelihood refuses its part, the model's are
+// restored (to rounding: they pass through softplus) and the error
+// returned.
+func (e *Engine) SetParams(p []float64) error {
+	nm := e.model.NumParams()
+	if len(p) != nm+e.lik.NumParams() {
+		return fmt.Errorf("cvi: want %d parameters, got %d", nm+e.lik.NumParams(), len(p))
+	}
+	old := e.model.Params(nil)
+	e.invalidate()
+	if err := e.model.SetParams(p[:nm]); err != nil {
+		return err
+	}
+	if err := e.lik.SetParams(p[nm:]); err != nil {
+		_ = e.model.SetParams(old)
+		return err
+	}
+	return nil
+}
+
+// invalidate marks the posterior and the expectations stale.
+func (e *Engine) invalidate() { e.fresh, e.evaluated = false, false }
 
 func (e *Engine) refresh() error {
 	if e.fresh {
@@ -112,7 +168,7 @@ func (e *Engine) refresh() error {
 	e.evaluated = false
 	// CVI needs only the marginals of f per bin: the Bryson–Frazier pass
 	// gives them without the O(D³) smoothed states.
-	if err := filter.SmoothMarginals(&e.post, e.Model, e.times, e.Sites); err != nil {
+	if err := filter.SmoothMarginals(&e.post, e.model, e.times, e.sites); err != nil {
 		return fmt.Errorf("cvi: smoother: %w", err)
 	}
 	e.fresh = true
@@ -125,8 +181,8 @@ func (e *Engine) binCov(i int) []float64 { return e.binCovInto(i, e.cov) }
 
 // binCovInto is binCov with scratch c for building a diagonal block.
 func (e *Engine) binCovInto(i int, c []float64) []float64 {
-	np := e.Data.NP
-	if !e.Lik.Joint() {
+	np := e.data.NP
+	if !e.lik.Joint() {
 		return e.post.Var[i*np : (i+1)*np]
 	}
 	if e.post.Cov != nil {
@@ -150,13 +206,13 @@ func (e *Engine) expect() (float64, error) {
 	if err := e.refresh(); err != nil {
 		return 0, err
 	}
-	_, fused := e.Lik.(FusedExpecter)
+	_, fused := e.lik.(FusedExpecter)
 	withPG := e.wantPG && fused
-	nlp := e.Lik.NumParams()
+	nlp := e.lik.NumParams()
 	e.pgrad = linalg.Resize(e.pgrad, nlp)
 	clear(e.pgrad)
 	workers := 1
-	worker, parallel := workerSource(e.Lik)
+	worker, parallel := workerSource(e.lik)
 	if parallel && len(e.bins) >= 64 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -165,7 +221,7 @@ func (e *Engine) expect() (float64, error) {
 		if withPG {
 			pg = e.pgrad
 		}
-		total, err := e.expectRange(e.Lik, 0, len(e.bins), e.cov, pg)
+		total, err := e.expectRange(e.lik, 0, len(e.bins), e.cov, pg)
 		if err != nil {
 			return 0, err
 		}
@@ -185,7 +241,7 @@ func (e *Engine) expect() (float64, error) {
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
 	for w := 0; w < workers; w++ {
-		lik := e.Lik
+		lik := e.lik
 		cov := e.cov
 		if w > 0 {
 			lik = worker()
@@ -234,7 +290,7 @@ func (e *Engine) expect() (float64, error) {
 // expectRange evaluates bins [lo, hi) with lik, using cov as scratch; a
 // non-nil pg receives the fused parameter gradient.
 func (e *Engine) expectRange(lik Likelihood, lo, hi int, cov, pg []float64) (float64, error) {
-	np := e.Data.NP
+	np := e.data.NP
 	w := np
 	if lik.Joint() {
 		w = np * np
@@ -246,12 +302,12 @@ func (e *Engine) expectRange(lik Likelihood, lo, hi int, cov, pg []float64) (flo
 		mean := e.post.Mean[i*np : (i+1)*np]
 		var v float64
 		if pg != nil {
-			v = fl.ExpectFused(e.Data.Bin(n), mean, e.binCovInto(i, cov), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w], pg)
+			v = fl.ExpectFused(e.data.Bin(n), mean, e.binCovInto(i, cov), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w], pg)
 		} else {
-			v = lik.Expect(e.Data.Bin(n), mean, e.binCovInto(i, cov), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w])
+			v = lik.Expect(e.data.Bin(n), mean, e.binCovInto(i, cov), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w])
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, fmt.Errorf("cvi: expected log-likelihood of bin %d (t=%v) is %v", n, e.Data.Times[n], v)
+			return 0, fmt.Errorf("cvi: expected log-likelihood of bin %d (t=%v) is %v", n, e.data.Times[n], v)
 		}
 		e.ell[i] = v
 		total += v
@@ -273,10 +329,10 @@ func (e *Engine) ELBO() (float64, error) {
 // kl returns KL(q‖p) from the current posterior and sites.
 func (e *Engine) kl() float64 {
 	var s float64
-	np := e.Data.NP
+	np := e.data.NP
 	for i := range e.bins {
 		mean := e.post.Mean[i*np : (i+1)*np]
-		s += e.Sites.ExpectedLog(i, mean, e.binCovFull(i))
+		s += e.sites.ExpectedLog(i, mean, e.binCovFull(i))
 	}
 	return s - e.post.LogLik
 }
@@ -284,7 +340,7 @@ func (e *Engine) kl() float64 {
 // binCovFull returns the joint covariance of bin i (diagonal if the
 // posterior has no joint blocks), NP×NP.
 func (e *Engine) binCovFull(i int) []float64 {
-	np := e.Data.NP
+	np := e.data.NP
 	if e.post.Cov != nil {
 		return e.post.Cov[i*np*np : (i+1)*np*np]
 	}
@@ -343,14 +399,14 @@ func (e *Engine) evaluate() (float64, error) {
 // evaluation with damping beta; the posterior is stale afterwards. It
 // returns the largest relative change of a site parameter.
 func (e *Engine) update(beta float64) (change float64, err error) {
-	np := e.Data.NP
+	np := e.data.NP
 	floor := e.CurvatureFloor
 	for i, n := range e.bins {
-		obs := e.Data.Bin(n)
-		l1, l2 := e.Sites.Bin(i)
+		obs := e.data.Bin(n)
+		l1, l2 := e.sites.Bin(i)
 		mean := e.post.Mean[i*np : (i+1)*np]
 		g := e.grad[i*np : (i+1)*np]
-		if !e.Sites.Full {
+		if !e.sites.Full {
 			h := e.curv[i*np : (i+1)*np]
 			for k := 0; k < np; k++ {
 				var t2, t1 float64
@@ -502,7 +558,7 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 	if !(beta > 0 && beta <= 1) {
 		return 0, 0, fmt.Errorf("cvi: damping must be in (0, 1], got %v", beta)
 	}
-	n1, n2 := len(e.Sites.Nat1), len(e.Sites.Nat2)
+	n1, n2 := len(e.sites.Nat1), len(e.sites.Nat2)
 	prev1, prev2 := make([]float64, n1), make([]float64, n2) // state k−1
 	prevE := math.Inf(-1)
 	reeval := false
@@ -522,9 +578,9 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 		}
 		switch v {
 		case stepUndo:
-			copy(e.Sites.Nat1, prev1)
-			copy(e.Sites.Nat2, prev2)
-			e.fresh, e.evaluated = false, false
+			copy(e.sites.Nat1, prev1)
+			copy(e.sites.Nat2, prev2)
+			e.invalidate()
 			beta /= 2
 			reeval = true
 			continue
@@ -537,8 +593,8 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 			return it, elbo, nil
 		}
 		prevE = elbo
-		copy(prev1, e.Sites.Nat1)
-		copy(prev2, e.Sites.Nat2)
+		copy(prev1, e.sites.Nat1)
+		copy(prev2, e.sites.Nat2)
 		if _, err := e.update(beta); err != nil {
 			return it, 0, err
 		}

@@ -68,7 +68,7 @@ func TestGaussianCVIIsExact(t *testing.T) {
 		}
 		for i := 0; i < exact.N; i++ {
 			for kk := 0; kk < 3; kk++ {
-				l1, l2 := e.Sites.Bin(i)
+				l1, l2 := e.sites.Bin(i)
 				want2 := exact.Nat2[i*3+kk]
 				got2 := l2[kk]
 				if full {
@@ -175,7 +175,7 @@ func TestParallelExpectMatchesSerial(t *testing.T) {
 		t.Fatal(err)
 	}
 	grad := append([]float64(nil), e.grad...)
-	ser, err := e.expectRange(e.Lik, 0, len(e.bins), e.cov, nil)
+	ser, err := e.expectRange(e.lik, 0, len(e.bins), e.cov, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,13 +197,13 @@ func TestFusedParamGradMatchesSeparatePass(t *testing.T) {
 	for _, o := range []DiffusionOptions{{Expectation: JointExpectation}, {Expectation: MeanOnly}, {Sites: DiagonalSites}} {
 		exp := o
 		e, _ := triangleEngine(t, 150, o)
-		nm := e.Model.NumParams()
+		nm := e.model.NumParams()
 		free := []int{nm, nm + 1, nm + 2}
 		e.wantPG = true
 		if _, _, err := e.Converge(1, 1e-8, 100); err != nil {
 			t.Fatal(err)
 		}
-		all := append(e.Model.Params(nil), e.Lik.Params(nil)...)
+		all := append(e.model.Params(nil), e.lik.Params(nil)...)
 		pm := newParamMap(e, free, nm, e.ParamNames(), all, 0.5)
 		fused, err := e.gradient(free, nm, 1e-5, pm.u0, pm)
 		if err != nil {
@@ -249,7 +249,7 @@ func TestFactorisedParallelMatchesSerial(t *testing.T) {
 		}
 		grad := append([]float64(nil), e.grad...)
 		curv := append([]float64(nil), e.curv...)
-		ser, err := e.expectRange(e.Lik, 0, len(e.bins), e.cov, nil)
+		ser, err := e.expectRange(e.lik, 0, len(e.bins), e.cov, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,8 +297,8 @@ func triangleEngine(t *testing.T, n int, o DiffusionOptions) (*Engine, *Diffusio
 // correlations dropped).
 func TestDiagonalSitesEngine(t *testing.T) {
 	e, _ := triangleEngine(t, 150, DiffusionOptions{Sites: DiagonalSites})
-	if e.Sites.Full || len(e.Sites.Nat2) != len(e.bins)*3 {
-		t.Fatalf("sites: full %v, %d precisions for %d bins of 3 products", e.Sites.Full, len(e.Sites.Nat2), len(e.bins))
+	if e.sites.Full || len(e.sites.Nat2) != len(e.bins)*3 {
+		t.Fatalf("sites: full %v, %d precisions for %d bins of 3 products", e.sites.Full, len(e.sites.Nat2), len(e.bins))
 	}
 	prior, err := e.ELBO()
 	if err != nil {
@@ -319,9 +319,75 @@ func TestDiagonalSitesEngine(t *testing.T) {
 		for k := 0; k < np; k++ {
 			P[k*np+k] = e.post.Var[i*np+k]
 		}
-		got := fl.Expect(e.Data.Bin(n), e.post.Mean[i*np:(i+1)*np], P, make([]float64, np), make([]float64, np*np))
+		got := fl.Expect(e.data.Bin(n), e.post.Mean[i*np:(i+1)*np], P, make([]float64, np), make([]float64, np*np))
 		if math.Abs(got-e.ell[i]) > 1e-12*(1+math.Abs(got)) {
 			t.Fatalf("bin %d: diagonal sites E = %.15g, full-site likelihood at diag(v) %.15g", n, e.ell[i], got)
 		}
+	}
+}
+
+// TestEngineState: the engine's sites and parameters change only through
+// its methods, and the posterior follows them.
+func TestEngineState(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	data := testData(rng, 50, 2, 0.6)
+	k, _ := kernel.NewMatern32(1.0, 2.0)
+	m, _ := filter.NewModel(k, nil, nil, 2)
+	tb, _ := NewTobit(0.05)
+	e, err := NewEngine(m, Factorised{tb}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, elbo, err := e.Converge(1, 1e-9, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.Sites()
+	s.Nat1[0] += 100 // a copy: the engine keeps its own
+	if got, _ := e.ELBO(); got != elbo {
+		t.Errorf("changing the copy of the sites moved the ELBO: %v, was %v", got, elbo)
+	}
+	s.Nat1[0] -= 100
+	// A fresh engine set to the converged sites has the same ELBO.
+	m2 := m.Clone()
+	e2, _ := NewEngine(m2, Factorised{tb}, data)
+	if err := e2.SetSites(s); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e2.ELBO(); got != elbo {
+		t.Errorf("ELBO after SetSites %v, want %v", got, elbo)
+	}
+	if err := e2.SetSites(filter.NewSites(3, 2, false)); err == nil {
+		t.Error("SetSites accepted sites of another shape")
+	}
+	// SetParams moves the posterior; the old parameters bring it back.
+	p := e2.Params()
+	if len(p) != len(e2.ParamNames()) {
+		t.Fatalf("%d parameters, %d names", len(p), len(e2.ParamNames()))
+	}
+	q := append([]float64(nil), p...)
+	q[0] += 0.5
+	if err := e2.SetParams(q); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e2.ELBO(); got == elbo {
+		t.Error("ELBO did not follow SetParams")
+	}
+	if err := e2.SetParams(p); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e2.ELBO(); math.Abs(got-elbo) > 1e-9*math.Abs(elbo) {
+		t.Errorf("ELBO back at the old parameters %v, want %v", got, elbo)
+	}
+	if err := e2.SetParams(p[:1]); err == nil {
+		t.Error("SetParams accepted the wrong number of parameters")
+	}
+	bad := append([]float64(nil), p...)
+	bad[len(bad)-1] = math.NaN() // the likelihood's variance
+	if err := e2.SetParams(bad); err == nil {
+		t.Error("SetParams accepted a NaN likelihood parameter")
+	}
+	if got := e2.Model().Params(nil); math.Abs(got[0]-p[0]) > 1e-12 {
+		t.Errorf("model parameters not restored after the likelihood refused: %v, want %v", got, p[:2])
 	}
 }

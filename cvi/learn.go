@@ -171,8 +171,8 @@ func (o *LearnOptions) defaults() {
 // ParamNames returns the names of every learnable parameter: the model's
 // ("temporal.…", "product.…") then the likelihood's ("likelihood.…").
 func (e *Engine) ParamNames() []string {
-	names := e.Model.ParamNames()
-	for _, n := range e.Lik.ParamNames() {
+	names := e.model.ParamNames()
+	for _, n := range e.lik.ParamNames() {
 		names = append(names, "likelihood."+n)
 	}
 	return names
@@ -203,17 +203,17 @@ func (e *Engine) ParamNames() []string {
 // Result.Status saying why it stopped (see the Status constants).
 func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	opts.defaults()
-	nm := e.Model.NumParams()
+	nm := e.model.NumParams()
 	names := e.ParamNames()
-	all := append(e.Model.Params(nil), e.Lik.Params(nil)...)
+	all := e.Params()
 	var free []int
 	for i, n := range names {
 		if !opts.Fixed[n] {
 			free = append(free, i)
 		}
 	}
-	if h, ok := e.Lik.(ParamHolder); ok {
-		held := make([]bool, e.Lik.NumParams())
+	if h, ok := e.lik.(ParamHolder); ok {
+		held := make([]bool, e.lik.NumParams())
 		for i := range held {
 			held[i] = opts.Fixed[names[nm+i]]
 		}
@@ -229,22 +229,22 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	defer func() { e.wantPG = false }()
 	// A likelihood with a coarser expectation for the search uses it until
 	// the final solve at the learned hyperparameters.
-	coarse, _ := e.Lik.(SearchRuler)
+	coarse, _ := e.lik.(SearchRuler)
 	coarseOn := false
 	fine := func() {
 		if coarseOn {
 			coarse.SetSearch(false)
-			e.Invalidate()
+			e.invalidate()
 			coarseOn = false
 		}
 	}
 	defer fine() // on early returns
 	if coarse != nil && len(free) > 0 && !opts.NoCoarse {
 		coarse.SetSearch(true)
-		e.Invalidate()
+		e.invalidate()
 		coarseOn = true
 	}
-	res.SearchRule = ruleName(e.Lik)
+	res.SearchRule = ruleName(e.lik)
 	if len(free) == 0 {
 		n, elbo, err := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
 		res.ELBO, res.SearchELBO, res.CVISteps, res.Converged = elbo, elbo, n, err == nil
@@ -254,8 +254,8 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	}
 	pm := newParamMap(e, free, nm, names, all, opts.MinLengthscale)
 	nobs := 0
-	for i := range e.Data.Obs {
-		if e.Data.Observed(i) {
+	for i := range e.data.Obs {
+		if e.data.Observed(i) {
 			nobs++
 		}
 	}
@@ -268,14 +268,7 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 				return fmt.Errorf("cvi: %s out of range", names[i])
 			}
 		}
-		if err := e.Model.SetParams(p[:nm]); err != nil {
-			return err
-		}
-		if err := e.Lik.SetParams(p[nm:]); err != nil {
-			return err
-		}
-		e.fresh = false
-		return nil
+		return e.SetParams(p)
 	}
 	var (
 		lastX    []float64
@@ -287,8 +280,8 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		bestG    []float64
 		// Sites of the last feasible evaluation, restored after an
 		// infeasible one so that the next solve starts from sane sites.
-		good1 = append([]float64(nil), e.Sites.Nat1...)
-		good2 = append([]float64(nil), e.Sites.Nat2...)
+		good1 = append([]float64(nil), e.sites.Nat1...)
+		good2 = append([]float64(nil), e.sites.Nat2...)
 	)
 	rec := &recorder{f: opts.Progress, improve: math.Inf(1), gradTol: res.GradTol, rule: res.SearchRule}
 	infeasible := func() {
@@ -298,9 +291,9 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		for j := range lastG {
 			lastG[j] = 0
 		}
-		copy(e.Sites.Nat1, good1)
-		copy(e.Sites.Nat2, good2)
-		e.Invalidate()
+		copy(e.sites.Nat1, good1)
+		copy(e.sites.Nat2, good2)
+		e.invalidate()
 	}
 	// The envelope gradient is exact when the CVI fixed point maximises the
 	// ELBO over q. With Gauss–Newton curvature (the diffusion likelihood)
@@ -310,13 +303,13 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	// ELBO at the CVI fixed point (fdMode), each a warm-started CVI solve.
 	fdMode := false
 	fdGrad := func(x []float64) ([]float64, error) {
-		c1 := append([]float64(nil), e.Sites.Nat1...)
-		c2 := append([]float64(nil), e.Sites.Nat2...)
+		c1 := append([]float64(nil), e.sites.Nat1...)
+		c2 := append([]float64(nil), e.sites.Nat2...)
 		defer func() {
-			copy(e.Sites.Nat1, c1)
-			copy(e.Sites.Nat2, c2)
+			copy(e.sites.Nat1, c1)
+			copy(e.sites.Nat2, c2)
 			_ = set(x)
-			e.Invalidate()
+			e.invalidate()
 		}()
 		g := make([]float64, len(free))
 		xp := make([]float64, len(x))
@@ -325,8 +318,8 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 			for s, sign := range []float64{1, -1} {
 				copy(xp, x)
 				xp[j] += sign * fdELBOStep
-				copy(e.Sites.Nat1, c1)
-				copy(e.Sites.Nat2, c2)
+				copy(e.sites.Nat1, c1)
+				copy(e.sites.Nat2, c2)
 				if err := set(xp); err != nil {
 					return nil, err
 				}
@@ -385,8 +378,8 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 			lastG[j] = -g[j]
 		}
 		lastF = -elbo
-		copy(good1, e.Sites.Nat1)
-		copy(good2, e.Sites.Nat2)
+		copy(good1, e.sites.Nat1)
+		copy(good2, e.sites.Nat2)
 		if elbo > bestELBO {
 			bestELBO, bestX, bestG = elbo, append(bestX[:0], x...), append(bestG[:0], g...)
 		}
@@ -454,7 +447,7 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 	res.SearchELBO = bestELBO
 	res.Gradient = maxAbs(bestG)
 	fine()
-	res.FinalRule = ruleName(e.Lik)
+	res.FinalRule = ruleName(e.lik)
 	n, elbo, cerr := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
 	res.CVISteps += n
 	res.ELBO = elbo
@@ -555,8 +548,8 @@ type paramMap struct {
 func newParamMap(e *Engine, free []int, nm int, names []string, all []float64, minFrac float64) *paramMap {
 	n := len(free)
 	pm := &paramMap{kind: make([]int, n), lo: make([]float64, n), sc: make([]float64, n), u0: make([]float64, n)}
-	roles := temporalRoles(e.Model)
-	times := e.Data.Times
+	roles := temporalRoles(e.model)
+	times := e.data.Times
 	step := medianStep(times)
 	var span float64
 	if len(times) > 1 {
@@ -712,15 +705,15 @@ func (e *Engine) gradient(free []int, nm int, h float64, x []float64, pm *paramM
 		}
 	}
 	if len(kern) < len(free) {
-		lg := make([]float64, e.Lik.NumParams())
-		_, fused := e.Lik.(FusedExpecter)
+		lg := make([]float64, e.lik.NumParams())
+		_, fused := e.lik.(FusedExpecter)
 		if e.wantPG && fused && e.fresh && e.evaluated {
 			// The last expectation pass, at this very posterior, summed it.
 			copy(lg, e.pgrad)
 		} else {
-			np := e.Data.NP
+			np := e.data.NP
 			for i, n := range e.bins {
-				e.Lik.ExpectParamGrad(e.Data.Bin(n), e.post.Mean[i*np:(i+1)*np], e.binCov(i), lg)
+				e.lik.ExpectParamGrad(e.data.Bin(n), e.post.Mean[i*np:(i+1)*np], e.binCov(i), lg)
 			}
 		}
 		for j, i := range free {
@@ -736,18 +729,18 @@ func (e *Engine) gradient(free []int, nm int, h float64, x []float64, pm *paramM
 // log Z̃ in the optimiser's variable j, sites fixed, on all cores:
 // rawAt(j, ±1) is model parameter free[j]'s stored value at u_j ± h.
 func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64, rawAt func(j int, sign float64) float64) error {
-	base := e.Model.Params(nil)
+	base := e.model.Params(nil)
 	workers := min(runtime.GOMAXPROCS(0), len(kern))
 	jobs := make(chan int)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
 	// Each worker keeps its model clone and filter buffers across calls:
 	// a fit differentiates log Z̃ at every evaluation.
-	if len(e.gradWork) > 0 && e.gradWork[0].src != e.Model {
+	if len(e.gradWork) > 0 && e.gradWork[0].src != e.model {
 		e.gradWork = nil // the engine's model was replaced
 	}
 	for len(e.gradWork) < workers {
-		e.gradWork = append(e.gradWork, &gradWorker{src: e.Model, m: e.Model.Clone()})
+		e.gradWork = append(e.gradWork, &gradWorker{src: e.model, m: e.model.Clone()})
 	}
 	for w := 0; w < workers; w++ {
 		gw := e.gradWork[w]
@@ -773,7 +766,7 @@ func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64, rawAt 
 						failed = true
 						break
 					}
-					if err := filter.Filter(post, m, e.times, e.Sites); err != nil {
+					if err := filter.Filter(post, m, e.times, e.sites); err != nil {
 						errs <- err
 						failed = true
 						break

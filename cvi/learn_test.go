@@ -182,12 +182,12 @@ func TestOptimiserVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := e.ParamNames()
-	all := append(e.Model.Params(nil), e.Lik.Params(nil)...)
+	all := append(e.model.Params(nil), e.lik.Params(nil)...)
 	free := make([]int, len(names))
 	for i := range free {
 		free[i] = i
 	}
-	pm := newParamMap(e, free, e.Model.NumParams(), names, all, 0.5)
+	pm := newParamMap(e, free, e.model.NumParams(), names, all, 0.5)
 	bounded := map[string]bool{"temporal.0.lengthscale": true, "temporal.2.matern_lengthscale": true}
 	for j, n := range names {
 		if got := pm.kind[j] == boundedLog; got != bounded[n] {

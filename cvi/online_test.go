@@ -38,8 +38,8 @@ func onlineCases(t *testing.T) []onlineCase {
 		{"gaussian/independent", indep, Factorised{gauss}, testData(rng, 60, 3, math.Inf(1))},
 		{"tobit/independent", indep, Factorised{tobit}, testData(rng, 60, 3, 0.5)},
 		{"tobit/coupled", coupled, Factorised{tobit}, testData(rng, 60, 3, 0.5)},
-		{"diffusion/independent", indep, tri.Lik, testData(rng, 60, 3, 0.5)},
-		{"diffusion/coupled", coupled, tri.Lik, testData(rng, 60, 3, 0.5)},
+		{"diffusion/independent", indep, tri.Likelihood(), testData(rng, 60, 3, 0.5)},
+		{"diffusion/coupled", coupled, tri.Likelihood(), testData(rng, 60, 3, 0.5)},
 	}
 }
 

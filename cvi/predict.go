@@ -10,15 +10,15 @@ import (
 // current sites, the others with none — and writes the posterior of the
 // latent demand at all of them into dst.
 func (e *Engine) PredictAll(dst *filter.Posterior) error {
-	np := e.Data.NP
-	all := filter.NewSites(len(e.Data.Times), np, e.Sites.Full)
+	np := e.data.NP
+	all := filter.NewSites(len(e.data.Times), np, e.sites.Full)
 	for i, n := range e.bins {
-		s1, s2 := e.Sites.Bin(i)
+		s1, s2 := e.sites.Bin(i)
 		d1, d2 := all.Bin(n)
 		copy(d1, s1)
 		copy(d2, s2)
 	}
-	if err := filter.Smooth(dst, e.Model, e.Data.Times, all); err != nil {
+	if err := filter.Smooth(dst, e.model, e.data.Times, all); err != nil {
 		return fmt.Errorf("cvi: predict: %w", err)
 	}
 	return nil

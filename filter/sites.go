@@ -31,6 +31,19 @@ func NewSites(n, np int, full bool) *Sites {
 	return s
 }
 
+// Clone returns a deep copy of s.
+func (s *Sites) Clone() *Sites {
+	c := *s
+	c.Nat1 = append([]float64(nil), s.Nat1...)
+	c.Nat2 = append([]float64(nil), s.Nat2...)
+	return &c
+}
+
+// SameShape reports whether o has s's bins, products and site structure.
+func (s *Sites) SameShape(o *Sites) bool {
+	return o != nil && s.N == o.N && s.NP == o.NP && s.Full == o.Full && len(s.Nat1) == len(o.Nat1) && len(s.Nat2) == len(o.Nat2)
+}
+
 // SetGaussian sets the site of product k in bin n to the Gaussian
 // observation y with noise variance r (precision 1/r), replacing what was
 // there. r = +Inf clears it.

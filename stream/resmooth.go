@@ -238,10 +238,11 @@ func runResmooth(ctx context.Context, job *resmoothJob) *resmoothResult {
 	if res.lik.Joint() {
 		w = np * np
 	}
+	sites := e.Sites()
 	for n := range job.bins {
 		res.nat1[n], res.nat2[n] = make([]float64, np), make([]float64, w)
 		if i, ok := idx[n]; ok {
-			l1, l2 := e.Sites.Bin(i)
+			l1, l2 := sites.Bin(i)
 			copy(res.nat1[n], l1)
 			copy(res.nat2[n], l2)
 		}
@@ -287,8 +288,9 @@ func relearn(ctx context.Context, job *resmoothJob, data *cvi.Data, res *resmoot
 	if err != nil {
 		return err
 	}
-	copy(e.Sites.Nat1, base.Sites.Nat1)
-	copy(e.Sites.Nat2, base.Sites.Nat2)
+	if err := e.SetSites(base.Sites()); err != nil {
+		return err
+	}
 	saved := job.lik.Params(nil)
 	r, err := e.Learn(ctx, job.learn)
 	switch {
@@ -313,14 +315,15 @@ func relearn(ctx context.Context, job *resmoothJob, data *cvi.Data, res *resmoot
 
 // warmStart copies the window's sites into an engine over its bins.
 func warmStart(e *cvi.Engine, bins []windowBin) {
+	sites := e.Sites()
 	for i, n := range e.Bins() {
-		l1, l2 := e.Sites.Bin(i)
+		l1, l2 := sites.Bin(i)
 		if len(bins[n].Nat1) == len(l1) && len(bins[n].Nat2) == len(l2) {
 			copy(l1, bins[n].Nat1)
 			copy(l2, bins[n].Nat2)
 		}
 	}
-	e.Invalidate()
+	_ = e.SetSites(sites) // the engine's own shape: cannot fail
 }
 
 // applyResmooth swaps the finished pending re-smooth in: new sites for

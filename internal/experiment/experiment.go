@@ -222,7 +222,7 @@ func Fit(ctx context.Context, ds *synth.Dataset, model string, o Options) (*Fitt
 // Predict returns the posterior mean and predictive variance (latent plus
 // noise) of f at every row of split.
 func (f *Fitted) Predict(split *synth.Split) (mean, predVar [][]float64, err error) {
-	np := f.Engine.Data.NP
+	np := f.Engine.Data().NP
 	noise := f.Built.Lik.NoiseVariance()
 	m, c := make([]float64, np), make([]float64, np*np)
 	mean, predVar = make([][]float64, len(split.Times)), make([][]float64, len(split.Times))
