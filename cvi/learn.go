@@ -202,270 +202,354 @@ func (e *Engine) ParamNames() []string {
 // feasible point's. Learning ends at the best point seen, with
 // Result.Status saying why it stopped (see the Status constants).
 func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
+	l := newLearner(ctx, e, opts)
+	defer l.close()
+	if len(l.free) == 0 {
+		return l.fitFixed()
+	}
+	r, err := l.search()
+	if l.evalErr != nil {
+		return l.res, l.evalErr
+	}
+	if l.bestX == nil {
+		return l.res, fmt.Errorf("cvi: learning failed: no finite ELBO at the starting hyperparameters (%v)", err)
+	}
+	if err := l.finalSolve(); err != nil {
+		return l.res, err
+	}
+	if r != nil {
+		l.res.Iterations = r.Stats.MajorIterations
+	}
+	l.status(r, err)
+	l.warn()
+	return l.res, nil
+}
+
+// learner is one run of Learn: the engine, the free parameters and the
+// optimiser's variables for them, the state the optimiser's callbacks
+// share (the last evaluation, the best point, the sites of the last
+// feasible point) and the Result being filled in.
+type learner struct {
+	ctx   context.Context
+	e     *Engine
+	opts  LearnOptions
+	names []string
+	all   []float64 // every parameter at the start (unconstrained)
+	free  []int     // indices into all of the parameters learned
+	nm    int       // the model's parameters come first
+	nobs  int       // observed cells
+	pm    *paramMap
+	x0    []float64 // the optimiser's start
+	res   Result
+	rec   *recorder
+
+	coarse   SearchRuler // the likelihood's search rule, if it has one
+	coarseOn bool
+	fdMode   bool // the gradient is a central difference of the ELBO (LearnOptions.Fallback)
+
+	lastX, lastG []float64
+	lastF        float64
+	evalErr      error // the context's: stops learning
+	bestELBO     float64
+	bestX, bestG []float64
+	// Sites of the last feasible evaluation, restored after an infeasible
+	// one so that the next solve starts from sane sites.
+	good1, good2 []float64
+}
+
+// newLearner prepares a run: which parameters are free, what the
+// likelihood must compute for them, and its search rule switched on.
+func newLearner(ctx context.Context, e *Engine, opts LearnOptions) *learner {
 	opts.defaults()
-	nm := e.model.NumParams()
-	names := e.ParamNames()
-	all := e.Params()
-	var free []int
-	for i, n := range names {
+	l := &learner{ctx: ctx, e: e, opts: opts, nm: e.model.NumParams(), names: e.ParamNames(), all: e.Params()}
+	for i, n := range l.names {
 		if !opts.Fixed[n] {
-			free = append(free, i)
+			l.free = append(l.free, i)
 		}
 	}
 	if h, ok := e.lik.(ParamHolder); ok {
 		held := make([]bool, e.lik.NumParams())
 		for i := range held {
-			held[i] = opts.Fixed[names[nm+i]]
+			held[i] = opts.Fixed[l.names[l.nm+i]]
 		}
 		h.HoldParams(held)
 	}
-	var res Result
 	e.wantPG = false
-	for _, i := range free {
-		if i >= nm {
+	for _, i := range l.free {
+		if i >= l.nm {
 			e.wantPG = true
 		}
 	}
-	defer func() { e.wantPG = false }()
 	// A likelihood with a coarser expectation for the search uses it until
 	// the final solve at the learned hyperparameters.
-	coarse, _ := e.lik.(SearchRuler)
-	coarseOn := false
-	fine := func() {
-		if coarseOn {
-			coarse.SetSearch(false)
-			e.invalidate()
-			coarseOn = false
-		}
-	}
-	defer fine() // on early returns
-	if coarse != nil && len(free) > 0 && !opts.NoCoarse {
-		coarse.SetSearch(true)
+	l.coarse, _ = e.lik.(SearchRuler)
+	if l.coarse != nil && len(l.free) > 0 && !opts.NoCoarse {
+		l.coarse.SetSearch(true)
 		e.invalidate()
-		coarseOn = true
+		l.coarseOn = true
 	}
-	res.SearchRule = ruleName(e.lik)
-	if len(free) == 0 {
-		n, elbo, err := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
-		res.ELBO, res.SearchELBO, res.CVISteps, res.Converged = elbo, elbo, n, err == nil
-		res.Status, res.Detail = StatusNothingToLearn, "every hyperparameter is fixed"
-		res.FinalRule = res.SearchRule
-		return res, err
+	l.res.SearchRule = ruleName(e.lik)
+	return l
+}
+
+// close returns the likelihood to its final rule and the engine to its
+// plain expectation passes (on every return from Learn).
+func (l *learner) close() {
+	l.fine()
+	l.e.wantPG = false
+}
+
+// fine switches the likelihood back to its final expectation rule.
+func (l *learner) fine() {
+	if l.coarseOn {
+		l.coarse.SetSearch(false)
+		l.e.invalidate()
+		l.coarseOn = false
 	}
-	pm := newParamMap(e, free, nm, names, all, opts.MinLengthscale)
-	nobs := 0
-	for i := range e.data.Obs {
-		if e.data.Observed(i) {
-			nobs++
+}
+
+// fitFixed is Learn with every parameter fixed: the sites are fitted at
+// the given hyperparameters.
+func (l *learner) fitFixed() (Result, error) {
+	n, elbo, err := l.e.Converge(l.opts.Beta, l.opts.InnerTol, l.opts.InnerMax)
+	l.res.ELBO, l.res.SearchELBO, l.res.CVISteps, l.res.Converged = elbo, elbo, n, err == nil
+	l.res.Status, l.res.Detail = StatusNothingToLearn, "every hyperparameter is fixed"
+	l.res.FinalRule = l.res.SearchRule
+	return l.res, err
+}
+
+// set sets the engine's parameters at the optimiser's point x.
+func (l *learner) set(x []float64) error {
+	p := append([]float64(nil), l.all...)
+	for j, i := range l.free {
+		p[i] = l.pm.raw(j, x[j])
+		if math.IsNaN(p[i]) || math.IsInf(p[i], 0) {
+			return fmt.Errorf("cvi: %s out of range", l.names[i])
 		}
 	}
-	res.GradTol = opts.GradTol * float64(max(nobs, 1))
-	set := func(x []float64) error {
-		p := append([]float64(nil), all...)
-		for j, i := range free {
-			p[i] = pm.raw(j, x[j])
-			if math.IsNaN(p[i]) || math.IsInf(p[i], 0) {
-				return fmt.Errorf("cvi: %s out of range", names[i])
-			}
-		}
-		return e.SetParams(p)
+	return l.e.SetParams(p)
+}
+
+// infeasible records the last evaluation as infeasible (+Inf to the line
+// search) and restores the last feasible point's sites.
+func (l *learner) infeasible() {
+	l.res.Infeasible++
+	l.rec.infeasible++
+	l.lastF = math.Inf(1)
+	for j := range l.lastG {
+		l.lastG[j] = 0
 	}
-	var (
-		lastX    []float64
-		lastF    float64
-		lastG    []float64
-		evalErr  error
-		bestELBO = math.Inf(-1)
-		bestX    []float64
-		bestG    []float64
-		// Sites of the last feasible evaluation, restored after an
-		// infeasible one so that the next solve starts from sane sites.
-		good1 = append([]float64(nil), e.sites.Nat1...)
-		good2 = append([]float64(nil), e.sites.Nat2...)
-	)
-	rec := &recorder{f: opts.Progress, improve: math.Inf(1), gradTol: res.GradTol, rule: res.SearchRule}
-	infeasible := func() {
-		res.Infeasible++
-		rec.infeasible++
-		lastF = math.Inf(1)
-		for j := range lastG {
-			lastG[j] = 0
-		}
-		copy(e.sites.Nat1, good1)
-		copy(e.sites.Nat2, good2)
+	copy(l.e.sites.Nat1, l.good1)
+	copy(l.e.sites.Nat2, l.good2)
+	l.e.invalidate()
+}
+
+// grad returns dELBO/du at x: the envelope gradient, or in fdMode the
+// central difference of the ELBO.
+//
+// The envelope gradient is exact when the CVI fixed point maximises the
+// ELBO over q. With Gauss–Newton curvature (the diffusion likelihood) it
+// is not, and the envelope gradient can disagree with the ELBO it should
+// differentiate; with opts.Fallback, when the search stops with a large
+// gradient, learning continues with central differences of the ELBO at
+// the CVI fixed point (fdMode), each a warm-started CVI solve.
+func (l *learner) grad(x []float64) ([]float64, error) {
+	if l.fdMode {
+		return l.fdGrad(x)
+	}
+	return l.e.gradient(l.free, l.nm, l.opts.FDStep, x, l.pm)
+}
+
+// fdGrad is the central difference of the ELBO at x in every free
+// variable, each side a CVI solve warm-started from the sites at x; the
+// engine is left at x with those sites.
+func (l *learner) fdGrad(x []float64) ([]float64, error) {
+	e := l.e
+	c1 := append([]float64(nil), e.sites.Nat1...)
+	c2 := append([]float64(nil), e.sites.Nat2...)
+	defer func() {
+		copy(e.sites.Nat1, c1)
+		copy(e.sites.Nat2, c2)
+		_ = l.set(x)
 		e.invalidate()
-	}
-	// The envelope gradient is exact when the CVI fixed point maximises the
-	// ELBO over q. With Gauss–Newton curvature (the diffusion likelihood)
-	// it is not, and the envelope gradient can disagree with the ELBO it
-	// should differentiate; with opts.Fallback, when the search stops with
-	// a large gradient, learning continues with central differences of the
-	// ELBO at the CVI fixed point (fdMode), each a warm-started CVI solve.
-	fdMode := false
-	fdGrad := func(x []float64) ([]float64, error) {
-		c1 := append([]float64(nil), e.sites.Nat1...)
-		c2 := append([]float64(nil), e.sites.Nat2...)
-		defer func() {
+	}()
+	g := make([]float64, len(l.free))
+	xp := make([]float64, len(x))
+	for j := range l.free {
+		var f [2]float64
+		for s, sign := range []float64{1, -1} {
+			copy(xp, x)
+			xp[j] += sign * fdELBOStep
 			copy(e.sites.Nat1, c1)
 			copy(e.sites.Nat2, c2)
-			_ = set(x)
-			e.invalidate()
-		}()
-		g := make([]float64, len(free))
-		xp := make([]float64, len(x))
-		for j := range free {
-			var f [2]float64
-			for s, sign := range []float64{1, -1} {
-				copy(xp, x)
-				xp[j] += sign * fdELBOStep
-				copy(e.sites.Nat1, c1)
-				copy(e.sites.Nat2, c2)
-				if err := set(xp); err != nil {
-					return nil, err
-				}
-				n, elbo, err := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
-				res.CVISteps += n
-				if err != nil {
-					return nil, err
-				}
-				f[s] = elbo
+			if err := l.set(xp); err != nil {
+				return nil, err
 			}
-			g[j] = (f[0] - f[1]) / (2 * fdELBOStep)
-		}
-		return g, nil
-	}
-	grad := func(x []float64) ([]float64, error) {
-		if fdMode {
-			return fdGrad(x)
-		}
-		return e.gradient(free, nm, opts.FDStep, x, pm)
-	}
-	eval := func(x []float64) {
-		if lastX != nil && equal(x, lastX) {
-			return
-		}
-		lastX = append(lastX[:0], x...)
-		lastG = make([]float64, len(free))
-		if err := ctx.Err(); err != nil {
-			evalErr, lastF = err, math.Inf(1)
-			return
-		}
-		if err := set(x); err != nil {
-			infeasible()
-			return
-		}
-		res.Evals++
-		itol := rec.innerTol(opts.InnerTol)
-		if fdMode {
-			itol = opts.InnerTol
-		}
-		n, elbo, err := e.Converge(opts.Beta, itol, opts.InnerMax)
-		res.CVISteps += n
-		if err != nil || math.IsNaN(elbo) || math.IsInf(elbo, 0) {
-			infeasible()
-			return
-		}
-		g, err := grad(x)
-		if err != nil {
-			infeasible()
-			return
-		}
-		for j := range g {
-			if math.IsNaN(g[j]) || math.IsInf(g[j], 0) {
-				infeasible()
-				return
+			n, elbo, err := e.Converge(l.opts.Beta, l.opts.InnerTol, l.opts.InnerMax)
+			l.res.CVISteps += n
+			if err != nil {
+				return nil, err
 			}
-			lastG[j] = -g[j]
+			f[s] = elbo
 		}
-		lastF = -elbo
-		copy(good1, e.sites.Nat1)
-		copy(good2, e.sites.Nat2)
-		if elbo > bestELBO {
-			bestELBO, bestX, bestG = elbo, append(bestX[:0], x...), append(bestG[:0], g...)
+		g[j] = (f[0] - f[1]) / (2 * fdELBOStep)
+	}
+	return g, nil
+}
+
+// eval solves CVI at x and records −ELBO and its gradient for the
+// optimiser (lastF, lastG), or an infeasible point; it keeps the best
+// point seen. A repeated x is not evaluated again.
+func (l *learner) eval(x []float64) {
+	if l.lastX != nil && equal(x, l.lastX) {
+		return
+	}
+	e := l.e
+	l.lastX = append(l.lastX[:0], x...)
+	l.lastG = make([]float64, len(l.free))
+	if err := l.ctx.Err(); err != nil {
+		l.evalErr, l.lastF = err, math.Inf(1)
+		return
+	}
+	if err := l.set(x); err != nil {
+		l.infeasible()
+		return
+	}
+	l.res.Evals++
+	itol := l.rec.innerTol(l.opts.InnerTol)
+	if l.fdMode {
+		itol = l.opts.InnerTol
+	}
+	n, elbo, err := e.Converge(l.opts.Beta, itol, l.opts.InnerMax)
+	l.res.CVISteps += n
+	if err != nil || math.IsNaN(elbo) || math.IsInf(elbo, 0) {
+		l.infeasible()
+		return
+	}
+	g, err := l.grad(x)
+	if err != nil {
+		l.infeasible()
+		return
+	}
+	for j := range g {
+		if math.IsNaN(g[j]) || math.IsInf(g[j], 0) {
+			l.infeasible()
+			return
+		}
+		l.lastG[j] = -g[j]
+	}
+	l.lastF = -elbo
+	copy(l.good1, e.sites.Nat1)
+	copy(l.good2, e.sites.Nat2)
+	if elbo > l.bestELBO {
+		l.bestELBO, l.bestX, l.bestG = elbo, append(l.bestX[:0], x...), append(l.bestG[:0], g...)
+	}
+}
+
+// search runs L-BFGS from the configured start, then, with
+// LearnOptions.Fallback, from the best point with the ELBO's own gradient
+// when the envelope gradient stopped it above the test.
+func (l *learner) search() (*optimize.Result, error) {
+	e := l.e
+	l.pm = newParamMap(e, l.free, l.nm, l.names, l.all, l.opts.MinLengthscale)
+	for i := range e.data.Obs {
+		if e.data.Observed(i) {
+			l.nobs++
 		}
 	}
+	l.res.GradTol = l.opts.GradTol * float64(max(l.nobs, 1))
+	l.bestELBO = math.Inf(-1)
+	l.good1 = append([]float64(nil), e.sites.Nat1...)
+	l.good2 = append([]float64(nil), e.sites.Nat2...)
+	l.rec = &recorder{f: l.opts.Progress, improve: math.Inf(1), gradTol: l.res.GradTol, rule: l.res.SearchRule}
 	// The ELBO at a CVI fixed point carries noise of the order of the
 	// inner tolerance, so near the optimum the line search can probe one
 	// point over and over: it has failed when it has not completed an
 	// iteration in maxProbe evaluations.
 	const maxProbe = 10
 	problem := optimize.Problem{
-		Func: func(x []float64) float64 { eval(x); rec.probes++; return lastF },
-		Grad: func(grad, x []float64) { eval(x); copy(grad, lastG) },
+		Func: func(x []float64) float64 { l.eval(x); l.rec.probes++; return l.lastF },
+		Grad: func(grad, x []float64) { l.eval(x); copy(grad, l.lastG) },
 		Status: func() (optimize.Status, error) {
-			if rec.probes > maxProbe {
+			if l.rec.probes > maxProbe {
 				return lineSearchFailed, nil
 			}
 			return optimize.NotTerminated, nil
 		},
 	}
-	x0 := make([]float64, len(free))
-	for j := range free {
-		x0[j] = pm.u0[j]
+	l.x0 = make([]float64, len(l.free))
+	for j := range l.free {
+		l.x0[j] = l.pm.u0[j]
 	}
 	settings := &optimize.Settings{
-		GradientThreshold: res.GradTol,
-		MajorIterations:   opts.MaxIterations,
-		Converger:         &optimize.FunctionConverge{Relative: opts.Tol, Absolute: opts.Tol, Iterations: 3},
-		Recorder:          rec,
+		GradientThreshold: l.res.GradTol,
+		MajorIterations:   l.opts.MaxIterations,
+		Converger:         &optimize.FunctionConverge{Relative: l.opts.Tol, Absolute: l.opts.Tol, Iterations: 3},
+		Recorder:          l.rec,
 	}
-	r, err := optimize.Minimize(problem, x0, settings, &optimize.LBFGS{})
-	if evalErr != nil {
-		return res, evalErr
-	}
-	if bestX == nil {
-		return res, fmt.Errorf("cvi: learning failed: no finite ELBO at the starting hyperparameters (%v)", err)
+	r, err := optimize.Minimize(problem, l.x0, settings, &optimize.LBFGS{})
+	if l.evalErr != nil || l.bestX == nil {
+		return r, err
 	}
 	used := 0
 	if r != nil {
 		used = r.Stats.MajorIterations
 	}
 	stopped := err != nil || (r != nil && (r.Status == optimize.FunctionConvergence || r.Status == lineSearchFailed))
-	if stopped && maxAbs(bestG) > res.GradTol && used < opts.MaxIterations && opts.Fallback {
-		// Continue from the best point with the gradient of the ELBO
-		// itself (see fdMode).
-		fdMode, lastX, bestELBO = true, nil, math.Inf(-1)
-		rec.probes = 0
-		start := append([]float64(nil), bestX...)
-		settings.MajorIterations = opts.MaxIterations - used
-		settings.Converger = &optimize.FunctionConverge{Relative: opts.Tol, Absolute: opts.Tol, Iterations: 3}
-		r2, err2 := optimize.Minimize(problem, start, settings, &optimize.LBFGS{})
-		if evalErr != nil {
-			return res, evalErr
+	if !stopped || maxAbs(l.bestG) <= l.res.GradTol || used >= l.opts.MaxIterations || !l.opts.Fallback {
+		return r, err
+	}
+	// Continue from the best point with the gradient of the ELBO itself
+	// (see grad).
+	l.fdMode, l.lastX, l.bestELBO = true, nil, math.Inf(-1)
+	l.rec.probes = 0
+	start := append([]float64(nil), l.bestX...)
+	settings.MajorIterations = l.opts.MaxIterations - used
+	settings.Converger = &optimize.FunctionConverge{Relative: l.opts.Tol, Absolute: l.opts.Tol, Iterations: 3}
+	r2, err2 := optimize.Minimize(problem, start, settings, &optimize.LBFGS{})
+	if l.evalErr != nil {
+		return r2, err2
+	}
+	if r2 != nil {
+		r2.Stats.MajorIterations += used
+	}
+	l.res.Fallback = true
+	return r2, err2
+}
+
+// finalSolve leaves the engine at the best point seen, with converged
+// sites of the final expectation rule, and measures the gradient there.
+func (l *learner) finalSolve() error {
+	e := l.e
+	if err := l.set(l.bestX); err != nil {
+		return err
+	}
+	l.res.SearchELBO = l.bestELBO
+	l.res.Gradient = maxAbs(l.bestG)
+	l.fine()
+	l.res.FinalRule = ruleName(e.lik)
+	n, elbo, err := e.Converge(l.opts.Beta, l.opts.InnerTol, l.opts.InnerMax)
+	l.res.CVISteps += n
+	l.res.ELBO = elbo
+	if err != nil {
+		return err
+	}
+	l.res.FinalGradient = l.res.Gradient
+	if l.res.FinalRule != l.res.SearchRule {
+		g, err := l.grad(l.bestX)
+		if err != nil {
+			return err
 		}
-		if r2 != nil {
-			r2.Stats.MajorIterations += used
-		}
-		r, err = r2, err2
-		res.Fallback = true
+		l.res.FinalGradient = maxAbs(g)
 	}
-	// Leave the engine at the best point seen, with converged sites of the
-	// final expectation rule.
-	if err := set(bestX); err != nil {
-		return res, err
-	}
-	res.SearchELBO = bestELBO
-	res.Gradient = maxAbs(bestG)
-	fine()
-	res.FinalRule = ruleName(e.lik)
-	n, elbo, cerr := e.Converge(opts.Beta, opts.InnerTol, opts.InnerMax)
-	res.CVISteps += n
-	res.ELBO = elbo
-	if cerr != nil {
-		return res, cerr
-	}
-	res.FinalGradient = res.Gradient
-	if res.FinalRule != res.SearchRule {
-		g, gerr := grad(bestX)
-		if gerr != nil {
-			return res, gerr
-		}
-		res.FinalGradient = maxAbs(g)
-	}
-	if r != nil {
-		res.Iterations = r.Stats.MajorIterations
-	}
-	gtxt := fmt.Sprintf("max |dELBO/dlog θ| = %.3g, test %.3g (%g × %d observed cells)", res.Gradient, res.GradTol, opts.GradTol, nobs)
+	return nil
+}
+
+// status says why the search stopped (Result.Status and Detail), from the
+// optimiser's result r and error err.
+func (l *learner) status(r *optimize.Result, err error) {
+	res := &l.res
+	gtxt := fmt.Sprintf("max |dELBO/dlog θ| = %.3g, test %.3g (%g × %d observed cells)", res.Gradient, res.GradTol, l.opts.GradTol, l.nobs)
 	if res.Fallback {
 		gtxt += "; gradient by finite differences of the ELBO after the envelope gradient stopped"
 	}
@@ -475,15 +559,15 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		res.Detail = gtxt
 	case r != nil && r.Status == optimize.IterationLimit:
 		res.Status = StatusMaxIterations
-		res.Detail = fmt.Sprintf("%d iterations; %s", opts.MaxIterations, gtxt)
+		res.Detail = fmt.Sprintf("%d iterations; %s", l.opts.MaxIterations, gtxt)
 	case r != nil && r.Status == optimize.FunctionConvergence:
 		res.Status = StatusStalled
-		res.Detail = fmt.Sprintf("ELBO gained less than %g relative over 3 iterations; %s", opts.Tol, gtxt)
+		res.Detail = fmt.Sprintf("ELBO gained less than %g relative over 3 iterations; %s", l.opts.Tol, gtxt)
 	case (r != nil && r.Status == lineSearchFailed) || errors.Is(err, optimize.ErrLinesearcherFailure) || errors.Is(err, optimize.ErrNoProgress):
 		res.Status = StatusLineSearch
 		why := "the ELBO's noise floor, or a gradient that disagrees with the ELBO"
-		if rec.infeasible > 0 {
-			why = fmt.Sprintf("%d of its trial points infeasible: invalid hyperparameters or a NaN/Inf ELBO", rec.infeasible)
+		if l.rec.infeasible > 0 {
+			why = fmt.Sprintf("%d of its trial points infeasible: invalid hyperparameters or a NaN/Inf ELBO", l.rec.infeasible)
 		}
 		res.Detail = fmt.Sprintf("no ELBO increase along the search direction (%s); %s", why, gtxt)
 	case err != nil:
@@ -495,21 +579,28 @@ func (e *Engine) Learn(ctx context.Context, opts LearnOptions) (Result, error) {
 		res.Status = r.Status.String()
 		res.Detail = gtxt
 	}
+}
+
+// warn adds the warnings for the user: a final gradient above the test
+// after the rule switch, parameters that did not move, lengthscales at
+// their bound.
+func (l *learner) warn() {
+	res := &l.res
 	if res.FinalRule != res.SearchRule && res.Converged && res.FinalGradient > res.GradTol {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("with the %s the gradient at the learned hyperparameters is %.3g, above the test %.3g passed with the %s", res.FinalRule, res.FinalGradient, res.GradTol, res.SearchRule))
 	}
-	for j, i := range free {
-		if math.Abs(bestX[j]-x0[j]) <= 1e-6*pm.sc[j] {
-			res.Unmoved = append(res.Unmoved, names[i])
+	pm := l.pm
+	for j, i := range l.free {
+		if math.Abs(l.bestX[j]-l.x0[j]) <= 1e-6*pm.sc[j] {
+			res.Unmoved = append(res.Unmoved, l.names[i])
 		}
-		if pm.kind[j] == boundedLog && pm.value(j, bestX[j]) < 1.01*pm.lo[j] {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is at its lower bound %.4g (%g × the median bin spacing)", names[i], pm.lo[j], opts.MinLengthscale))
+		if pm.kind[j] == boundedLog && pm.value(j, l.bestX[j]) < 1.01*pm.lo[j] {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is at its lower bound %.4g (%g × the median bin spacing)", l.names[i], pm.lo[j], l.opts.MinLengthscale))
 		}
 	}
 	if len(res.Unmoved) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("not moved from the starting value: %s", strings.Join(res.Unmoved, ", ")))
 	}
-	return res, nil
 }
 
 // ruleName names the likelihood's current expectation rule when it has a
