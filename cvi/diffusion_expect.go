@@ -40,43 +40,24 @@ func sqrtCov(dst, P []float64, np int) error {
 // diagonal entries of the curvature only.
 func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad, curv, pgrad []float64) (float64, error) {
 	np := d.np
-	diag := d.diagonal()
-	stride := np + 1 // P[k*stride] is product k's variance
-	cw := np * np    // curvature entries
-	if diag {
-		stride, cw = 1, np
+	jp := jointPass{d: d, obs: obs, mean: mean, grad: grad, curv: curv, diag: d.diagonal(), wantParams: pgrad != nil}
+	jp.stride = np + 1 // P[k*stride] is product k's variance
+	cw := np * np      // curvature entries
+	if jp.diag {
+		jp.stride, cw = 1, np
 	}
 	// Without edges (one product) the map is the identity; where no
 	// product can exceed its supply it is the identity almost surely.
 	// Either way the expectation is a sum of exact 1-D Tobit terms.
-	if op.T.NNZ() == 0 || d.excessNegligible(obs, mean, P, stride) {
-		return d.expectFactorised(obs, mean, P, stride, grad, curv, pgrad), nil
+	if op.T.NNZ() == 0 || d.excessNegligible(obs, mean, P, jp.stride) {
+		return d.expectFactorised(obs, mean, P, jp.stride, grad, curv, pgrad), nil
 	}
-	L := d.lfac
-	if diag {
-		for a := 0; a < np; a++ {
-			L[a] = math.Sqrt(math.Max(P[a], 0))
-		}
-	} else if err := sqrtCov(L, P, np); err != nil {
+	L, err := d.pointFactor(mean, P, jp.diag)
+	if err != nil {
 		return 0, err
 	}
-	for a, m := range mean {
-		if math.IsNaN(m) || math.IsInf(m, 0) {
-			return 0, errors.New("cvi: posterior mean is not finite")
-		}
-		row := L[a*np : (a+1)*np]
-		if diag {
-			row = L[a : a+1]
-		}
-		for _, l := range row {
-			if math.IsNaN(l) || math.IsInf(l, 0) {
-				return 0, errors.New("cvi: posterior covariance is not finite")
-			}
-		}
-	}
 	// Validated once per bin: every point below is finite.
-	bound, err := op.Prepare(d.u, d.ws)
-	if err != nil {
+	if jp.bound, err = op.Prepare(d.u, d.ws); err != nil {
 		return 0, err
 	}
 	if grad != nil {
@@ -85,128 +66,16 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 	if curv != nil {
 		clear(curv[:cw])
 	}
-	exact := curv != nil && d.opts.Curvature == ExactCurvature
-	var stein []float64 // Σ (f − m)(Jᵀ∂log p)ᵀ (its diagonal with diagonal sites)
-	if exact {
-		stein = make([]float64, cw)
+	jp.exact = curv != nil && d.opts.Curvature == ExactCurvature
+	if jp.exact {
+		jp.stein = make([]float64, cw)
 	}
-	var ps2, pell, ppi float64
-	wantParams := pgrad != nil
-	var sum float64
 	npts, _ := d.z.Dims()
-	delta := d.delta
 	for i := 0; i < npts; i++ {
-		z := d.z.RawRowView(i)
-		for a := 0; a < np; a++ {
-			if diag {
-				delta[a] = L[a] * z[a]
-				continue
-			}
-			var s float64
-			for b, lb := range L[a*np : (a+1)*np] {
-				s += lb * z[b]
-			}
-			delta[a] = s
-		}
+		d.pointOffset(d.z.RawRowView(i), L, jp.diag)
 		for _, sign := range [2]float64{1, -1} {
-			for a := 0; a < np; a++ {
-				d.f[a] = mean[a] + sign*delta[a]
-			}
-			active, err := bound.Linearise(d.g, d.jac, d.f)
-			if err != nil {
+			if err := jp.at(sign); err != nil {
 				return 0, err
-			}
-			for k, o := range obs {
-				if math.IsNaN(o.Y) {
-					d.dl[k], d.d2l[k] = 0, 0
-					continue
-				}
-				l, dl, d2l, ds2 := d.point(o, d.g[k])
-				sum += l
-				d.dl[k], d.d2l[k] = dl, d2l
-				ps2 += ds2
-			}
-			J := d.jac
-			if grad != nil || exact {
-				// gf = Jᵀ·dl (J = I when nothing is in excess).
-				if !active {
-					copy(d.gf, d.dl)
-				} else {
-					for a := range d.gf {
-						d.gf[a] = 0
-					}
-					for k, v := range d.dl {
-						if v == 0 {
-							continue
-						}
-						for a, jka := range J[k*np : (k+1)*np] {
-							d.gf[a] += jka * v
-						}
-					}
-				}
-				if grad != nil {
-					for a := 0; a < np; a++ {
-						grad[a] += d.gf[a]
-					}
-				}
-				if exact && diag {
-					for a := 0; a < np; a++ {
-						stein[a] += sign * delta[a] * d.gf[a]
-					}
-				} else if exact {
-					for a := 0; a < np; a++ {
-						da := sign * delta[a]
-						for b := 0; b < np; b++ {
-							stein[a*np+b] += da * d.gf[b]
-						}
-					}
-				}
-			}
-			if curv != nil && !exact {
-				switch {
-				case !active:
-					for k := 0; k < np; k++ {
-						curv[k*stride] += d.d2l[k]
-					}
-				case diag:
-					// curv_a += Σ_k d2l_k J_ka²: the diagonal of Jᵀ diag(d2l) J.
-					for k := 0; k < np; k++ {
-						h := d.d2l[k]
-						if h == 0 {
-							continue
-						}
-						for a, ja := range J[k*np : (k+1)*np] {
-							curv[a] += h * ja * ja
-						}
-					}
-				default:
-					// curv += Jᵀ diag(d2l) J.
-					for k := 0; k < np; k++ {
-						h := d.d2l[k]
-						if h == 0 {
-							continue
-						}
-						row := J[k*np : (k+1)*np]
-						for a, ja := range row {
-							if ja == 0 {
-								continue
-							}
-							ha := h * ja
-							for b, jb := range row {
-								curv[a*np+b] += ha * jb
-							}
-						}
-					}
-				}
-			}
-			if wantParams && active && d.learnable() && !d.fixedDiffusion {
-				if err := bound.ParamGrad(d.dge, d.dgp, d.f); err != nil {
-					return 0, err
-				}
-				for k := 0; k < np; k++ {
-					pell += d.dl[k] * d.dge[k]
-					ppi += d.dl[k] * d.dgp[k]
-				}
 			}
 		}
 	}
@@ -216,55 +85,264 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 			grad[a] *= w
 		}
 	}
-	if curv != nil && !exact {
+	if curv != nil && !jp.exact {
 		for a := range curv[:cw] {
 			curv[a] *= w
 		}
 	}
-	if exact && diag {
+	if jp.exact {
+		if err := d.exactCurvature(curv, P, jp.stein, w, jp.diag); err != nil {
+			return 0, err
+		}
+	}
+	if jp.wantParams {
+		d.addParamGrad(pgrad, w, jp.ps2, jp.pell, jp.ppi)
+	}
+	return jp.sum * w, nil
+}
+
+// pointFactor returns the factor L of q's covariance that maps standard
+// normal points to offsets from the mean (L·Lᵀ = P; with diagonal sites
+// the NP standard deviations), after checking the mean and L are finite.
+func (d *Diffusion) pointFactor(mean, P []float64, diag bool) ([]float64, error) {
+	np := d.np
+	L := d.lfac
+	if diag {
+		for a := 0; a < np; a++ {
+			L[a] = math.Sqrt(math.Max(P[a], 0))
+		}
+	} else if err := sqrtCov(L, P, np); err != nil {
+		return nil, err
+	}
+	for a, m := range mean {
+		if math.IsNaN(m) || math.IsInf(m, 0) {
+			return nil, errors.New("cvi: posterior mean is not finite")
+		}
+		row := L[a*np : (a+1)*np]
+		if diag {
+			row = L[a : a+1]
+		}
+		for _, l := range row {
+			if math.IsNaN(l) || math.IsInf(l, 0) {
+				return nil, errors.New("cvi: posterior covariance is not finite")
+			}
+		}
+	}
+	return L, nil
+}
+
+// pointOffset writes the offset L·z of the standard normal point z into
+// d.delta.
+func (d *Diffusion) pointOffset(z, L []float64, diag bool) {
+	np := d.np
+	for a := 0; a < np; a++ {
+		if diag {
+			d.delta[a] = L[a] * z[a]
+			continue
+		}
+		var s float64
+		for b, lb := range L[a*np : (a+1)*np] {
+			s += lb * z[b]
+		}
+		d.delta[a] = s
+	}
+}
+
+// jointPass is one bin's pass of expectJoint over the points: what every
+// point needs and the running sums the points add into.
+type jointPass struct {
+	d     *Diffusion
+	bound diffusion.Prepared
+	obs   []Obs
+	// mean is q's; grad and curv receive the sums of the mean derivatives
+	// (nil: not wanted).
+	mean, grad, curv []float64
+	stride           int  // P[k*stride] is product k's variance
+	diag             bool // diagonal sites (mean field)
+	exact            bool // ExactCurvature: curv comes from stein
+	wantParams       bool
+	// Running sums: Σ log p, Σ ∂log p/∂σ², Σ ∂log p/∂ℓ, Σ ∂log p/∂π, and
+	// stein = Σ (f − m)(Jᵀ∂log p)ᵀ (its diagonal with diagonal sites).
+	sum, ps2, pell, ppi float64
+	stein               []float64
+}
+
+// at evaluates the bin at the point f = mean + sign·d.delta through the
+// diffusion map linearised there, and adds into the running sums, grad
+// and curv.
+func (jp *jointPass) at(sign float64) error {
+	d := jp.d
+	np := d.np
+	for a := 0; a < np; a++ {
+		d.f[a] = jp.mean[a] + sign*d.delta[a]
+	}
+	active, err := jp.bound.Linearise(d.g, d.jac, d.f)
+	if err != nil {
+		return err
+	}
+	for k, o := range jp.obs {
+		if math.IsNaN(o.Y) {
+			d.dl[k], d.d2l[k] = 0, 0
+			continue
+		}
+		l, dl, d2l, ds2 := d.point(o, d.g[k])
+		jp.sum += l
+		d.dl[k], d.d2l[k] = dl, d2l
+		jp.ps2 += ds2
+	}
+	if jp.grad != nil || jp.exact {
+		jp.addGradient(sign, active)
+	}
+	if jp.curv != nil && !jp.exact {
+		jp.addGaussNewton(active)
+	}
+	if jp.wantParams && active && d.learnable() && !d.fixedDiffusion {
+		if err := jp.bound.ParamGrad(d.dge, d.dgp, d.f); err != nil {
+			return err
+		}
+		for k := 0; k < np; k++ {
+			jp.pell += d.dl[k] * d.dge[k]
+			jp.ppi += d.dl[k] * d.dgp[k]
+		}
+	}
+	return nil
+}
+
+// addGradient adds the point's gradient in f, Jᵀ·∂log p, into grad and,
+// for the exact curvature, its product with the offset into stein.
+func (jp *jointPass) addGradient(sign float64, active bool) {
+	d := jp.d
+	np := d.np
+	// gf = Jᵀ·dl (J = I when nothing is in excess).
+	if !active {
+		copy(d.gf, d.dl)
+	} else {
+		for a := range d.gf {
+			d.gf[a] = 0
+		}
+		for k, v := range d.dl {
+			if v == 0 {
+				continue
+			}
+			for a, jka := range d.jac[k*np : (k+1)*np] {
+				d.gf[a] += jka * v
+			}
+		}
+	}
+	if jp.grad != nil {
+		for a := 0; a < np; a++ {
+			jp.grad[a] += d.gf[a]
+		}
+	}
+	if jp.exact && jp.diag {
+		for a := 0; a < np; a++ {
+			jp.stein[a] += sign * d.delta[a] * d.gf[a]
+		}
+	} else if jp.exact {
+		for a := 0; a < np; a++ {
+			da := sign * d.delta[a]
+			for b := 0; b < np; b++ {
+				jp.stein[a*np+b] += da * d.gf[b]
+			}
+		}
+	}
+}
+
+// addGaussNewton adds the point's Gauss–Newton curvature Jᵀ diag(∂²log p) J
+// into curv (its diagonal with diagonal sites).
+func (jp *jointPass) addGaussNewton(active bool) {
+	d := jp.d
+	np := d.np
+	curv, J := jp.curv, d.jac
+	switch {
+	case !active:
+		for k := 0; k < np; k++ {
+			curv[k*jp.stride] += d.d2l[k]
+		}
+	case jp.diag:
+		// curv_a += Σ_k d2l_k J_ka²: the diagonal of Jᵀ diag(d2l) J.
+		for k := 0; k < np; k++ {
+			h := d.d2l[k]
+			if h == 0 {
+				continue
+			}
+			for a, ja := range J[k*np : (k+1)*np] {
+				curv[a] += h * ja * ja
+			}
+		}
+	default:
+		// curv += Jᵀ diag(d2l) J.
+		for k := 0; k < np; k++ {
+			h := d.d2l[k]
+			if h == 0 {
+				continue
+			}
+			row := J[k*np : (k+1)*np]
+			for a, ja := range row {
+				if ja == 0 {
+					continue
+				}
+				ha := h * ja
+				for b, jb := range row {
+					curv[a*np+b] += ha * jb
+				}
+			}
+		}
+	}
+}
+
+// exactCurvature writes the exact curvature by the Stein identity,
+// H = P⁻¹·E[(f − m) gᵀ] symmetrised, from stein = Σ (f − m) gᵀ over the
+// points and the weight w of each (per product with diagonal sites).
+func (d *Diffusion) exactCurvature(curv, P, stein []float64, w float64, diag bool) error {
+	np := d.np
+	if diag {
 		// H_aa = E[(f_a − m_a) g_a] / v_a.
 		for a := 0; a < np; a++ {
 			if !(P[a] > 0) {
-				return 0, errors.New("cvi: exact curvature needs positive variances")
+				return errors.New("cvi: exact curvature needs positive variances")
 			}
 			curv[a] = w * stein[a] / P[a]
 		}
-	} else if exact {
-		// H = P⁻¹·E[(f − m) gᵀ], symmetrised.
-		sym := mat.NewSymDense(np, nil)
-		for a := 0; a < np; a++ {
-			for b := a; b < np; b++ {
-				sym.SetSym(a, b, 0.5*(P[a*np+b]+P[b*np+a]))
-			}
-		}
-		var ch mat.Cholesky
-		if !ch.Factorize(sym) {
-			return 0, errors.New("cvi: exact curvature needs a positive definite covariance")
-		}
-		A := mat.NewDense(np, np, stein)
-		A.Scale(w, A)
-		var H mat.Dense
-		if err := ch.SolveTo(&H, A); err != nil {
-			return 0, err
-		}
-		for a := 0; a < np; a++ {
-			for b := 0; b < np; b++ {
-				curv[a*np+b] = 0.5 * (H.At(a, b) + H.At(b, a))
-			}
+		return nil
+	}
+	sym := mat.NewSymDense(np, nil)
+	for a := 0; a < np; a++ {
+		for b := a; b < np; b++ {
+			sym.SetSym(a, b, 0.5*(P[a*np+b]+P[b*np+a]))
 		}
 	}
-	if wantParams {
-		pgrad[0] += w * ps2 * softplusSlope(d.variance)
-		if d.learnable() && !d.fixedDiffusion {
-			var raw [3]float64
-			d.Params(raw[:])
-			_, dEll := diffusion.LengthscaleFromRaw(raw[1])
-			_, dPi := diffusion.SinkFromRaw(raw[2])
-			pgrad[1] += w * pell * dEll
-			pgrad[2] += w * ppi * dPi
+	var ch mat.Cholesky
+	if !ch.Factorize(sym) {
+		return errors.New("cvi: exact curvature needs a positive definite covariance")
+	}
+	A := mat.NewDense(np, np, stein)
+	A.Scale(w, A)
+	var H mat.Dense
+	if err := ch.SolveTo(&H, A); err != nil {
+		return err
+	}
+	for a := 0; a < np; a++ {
+		for b := 0; b < np; b++ {
+			curv[a*np+b] = 0.5 * (H.At(a, b) + H.At(b, a))
 		}
 	}
-	return sum * w, nil
+	return nil
+}
+
+// addParamGrad adds the parameter gradient from the sums over the points
+// (each of weight w) of ∂log p/∂σ², ∂/∂ℓ and ∂/∂π, through the
+// parameterisation, into pgrad.
+func (d *Diffusion) addParamGrad(pgrad []float64, w, ps2, pell, ppi float64) {
+	pgrad[0] += w * ps2 * softplusSlope(d.variance)
+	if d.learnable() && !d.fixedDiffusion {
+		var raw [3]float64
+		d.Params(raw[:])
+		_, dEll := diffusion.LengthscaleFromRaw(raw[1])
+		_, dPi := diffusion.SinkFromRaw(raw[2])
+		pgrad[1] += w * pell * dEll
+		pgrad[2] += w * ppi * dPi
+	}
 }
 
 // expectMeanOnly is the reference's approximation (see MeanOnly).
