@@ -149,41 +149,49 @@ func (p *Posterior) marginalsMBF(c *chain, st *mbfStore, copies, d, rmax int) {
 			}
 		}
 		p.fSmoothed(p.Mean[n*np:(n+1)*np], p.Var[n*np:(n+1)*np], p.Cov[n*np*np:(n+1)*np*np], W, G, mf, sv)
-		// The information of bin n's own sites: r = s + Vᵀ(w − U·s) and
-		// N = M + Vᵀ((I + U M Uᵀ)V − U M) − (U M)ᵀ V, in M's buffer.
-		copy(rv, sv)
-		if r > 0 {
-			w := st.w[n*rmax : n*rmax+r]
-			S := st.sup[n*D : n*D+st.ns[n]]
-			ns := D
-			if small {
-				ns = len(S)
-			}
-			V := st.v[n*rmax*D : n*rmax*D+r*ns]
-			for k := 0; k < r; k++ {
-				var acc float64
-				for j, u := range U[k*D : (k+1)*D] {
-					acc += u * sv[j]
-				}
-				uw := w[k] - acc
-				vk := V[k*ns : (k+1)*ns]
-				if small {
-					for a, j := range S {
-						rv[j] += vk[a] * uw
-					}
-					continue
-				}
-				for j, v := range vk {
-					rv[j] += v * uw
-				}
-			}
-			if small {
-				updateInformationSupport(M, U, V, XG[:r*D], S, b, r, D)
-			} else {
-				updateInformation(M, U, V, b.X[:r*D], b.Y[:r*r], b.Q[:r*D], r, D)
-			}
-		}
+		b.addSites(st, n, r, rmax, D, small, U, M)
 		b.N, b.M = M, N
+	}
+}
+
+// addSites adds the information of bin n's own r whitened sites to the
+// propagated s (b.sv) and M: r = s + Vᵀ(w − U·s) into b.rv, and
+// N = M + Vᵀ((I + U M Uᵀ)V − U M) − (U M)ᵀ V in M's buffer, given X = U M
+// in b.XG when small.
+func (b *mbfWork) addSites(st *mbfStore, n, r, rmax, D int, small bool, U, M []float64) {
+	rv, sv := b.rv, b.sv
+	copy(rv, sv)
+	if r == 0 {
+		return
+	}
+	w := st.w[n*rmax : n*rmax+r]
+	S := st.sup[n*D : n*D+st.ns[n]]
+	ns := D
+	if small {
+		ns = len(S)
+	}
+	V := st.v[n*rmax*D : n*rmax*D+r*ns]
+	for k := 0; k < r; k++ {
+		var acc float64
+		for j, u := range U[k*D : (k+1)*D] {
+			acc += u * sv[j]
+		}
+		uw := w[k] - acc
+		vk := V[k*ns : (k+1)*ns]
+		if small {
+			for a, j := range S {
+				rv[j] += vk[a] * uw
+			}
+			continue
+		}
+		for j, v := range vk {
+			rv[j] += v * uw
+		}
+	}
+	if small {
+		updateInformationSupport(M, U, V, b.XG[:r*D], S, b, r, D)
+	} else {
+		updateInformation(M, U, V, b.X[:r*D], b.Y[:r*r], b.Q[:r*D], r, D)
 	}
 }
 

@@ -81,6 +81,8 @@ const (
 	runMarginals
 )
 
+// run checks the input, sizes the posterior and runs the filter (and
+// smoother) on the independent chains or on the coupled chain.
 func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error {
 	smooth := mode != runFilter
 	if m == nil || s == nil {
@@ -112,31 +114,46 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 		return nil
 	}
 	if p.indep {
-		p.Cov = nil
-		if cap(p.chains) < np {
-			p.chains = make([]chain, np)
-		}
-		p.chains = p.chains[:np]
-		for k := 0; k < np; k++ {
-			kern := m.kernelOf(k)
-			d := kern.Dim()
-			p.work.grow(1, d, 1)
-			p.h = p.rows[k].h
-			c := &p.chains[k]
-			c.grow(n, d, d, smooth, true)
-			ll, err := p.runChain(c, m, kern, times, s, k, smooth)
-			if err != nil {
-				return fmt.Errorf("product %d: %w", k, err)
-			}
-			p.LogLik += ll
-			if !p.twoState(c) {
-				for i := 0; i < n; i++ {
-					p.Mean[i*np+k], p.Var[i*np+k] = p.chainMarginal(c, i)
-				}
-			}
-		}
-		return nil
+		return p.runIndependent(m, times, s, smooth)
 	}
+	return p.runCoupled(m, times, s, smooth, mode == runMarginals)
+}
+
+// runIndependent runs one chain per product (an Independent model with
+// diagonal sites).
+func (p *Posterior) runIndependent(m *Model, times []float64, s *Sites, smooth bool) error {
+	n, np := len(times), m.np
+	p.Cov = nil
+	if cap(p.chains) < np {
+		p.chains = make([]chain, np)
+	}
+	p.chains = p.chains[:np]
+	for k := 0; k < np; k++ {
+		kern := m.kernelOf(k)
+		d := kern.Dim()
+		p.work.grow(1, d, 1)
+		p.h = p.rows[k].h
+		c := &p.chains[k]
+		c.grow(n, d, d, smooth, true)
+		ll, err := p.runChain(c, m, kern, times, s, k, smooth)
+		if err != nil {
+			return fmt.Errorf("product %d: %w", k, err)
+		}
+		p.LogLik += ll
+		if !p.twoState(c) {
+			for i := 0; i < n; i++ {
+				p.Mean[i*np+k], p.Var[i*np+k] = p.chainMarginal(c, i)
+			}
+		}
+	}
+	return nil
+}
+
+// runCoupled runs the coupled chain over all products, and its marginals
+// per bin by the RTS smoother's states or, with mbf, the Bryson–Frazier
+// pass.
+func (p *Posterior) runCoupled(m *Model, times []float64, s *Sites, smooth, mbf bool) error {
+	n, np := len(times), m.np
 	p.Cov = linalg.Resize(p.Cov, n*np*np)
 	if cap(p.chains) < 1 {
 		p.chains = make([]chain, 1)
@@ -146,7 +163,6 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 	kern, copies := m.joint()
 	d := kern.Dim()
 	D := copies * d
-	mbf := mode == runMarginals
 	c.grow(n, D, d, smooth && !mbf, smooth && !mbf)
 	p.work.grow(copies, d, np)
 	if mbf {
@@ -176,23 +192,35 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 }
 
 // runChain filters (and smooths) one chain; k >= 0 selects product k's
-// scalar sites, k < 0 the coupled chain over all products.
+// scalar sites, k < 0 the coupled chain over all products. It returns the
+// log marginal likelihood of the sites.
 func (p *Posterior) runChain(c *chain, m *Model, kern kernel.Temporal, times []float64, s *Sites, k int, smooth bool) (float64, error) {
 	if k >= 0 && p.twoState(c) {
 		return runTwoState(c, kern, times, s.Nat1, s.Nat2, p.Mean, p.Var, k, s.NP, smooth, m.start)
 	}
+	p.chainPrior(c, m, kern, times[0], k)
+	ll, err := p.filterChain(c, m, kern, times, s, k)
+	if err != nil || !smooth {
+		return ll, err
+	}
+	return ll, p.smoothChain(c, kern.Dim(), len(times))
+}
+
+// chainPrior writes the prior at the first bin, t0, into the chain's
+// first predicted moments: the stationary Pinf on every latent copy, or
+// the model's start predicted to t0; and the identity as the transition
+// into bin 0.
+func (p *Posterior) chainPrior(c *chain, m *Model, kern kernel.Temporal, t0 float64, k int) {
 	w := &p.work
 	d := kern.Dim()
 	D, dd := c.dim, d*d
 	ms, ps := c.mp[:D], c.pp[:D*D]
 	if st := m.start; st != nil {
-		// Prior at the first bin: the start predicted to it.
-		predictStart(ms, ps, c.a[:dd], st, max(k, 0), kern, times[0]-st.t0, w)
+		predictStart(ms, ps, c.a[:dd], st, max(k, 0), kern, t0-st.t0, w)
 	} else {
 		for i := range ms {
 			ms[i] = 0
 		}
-		// Prior at the first bin: Pinf on every latent copy.
 		for i := range ps {
 			ps[i] = 0
 		}
@@ -206,6 +234,16 @@ func (p *Posterior) runChain(c *chain, m *Model, kern kernel.Temporal, times []f
 	}
 	linalg.SetIdentity(c.a[:dd], d)
 	c.aFrom[0] = 0
+}
+
+// filterChain is the forward pass over the chain's bins from its prior:
+// predict, whiten the bin's sites (scalar sites of product k >= 0, or
+// the bin's block for k < 0), update. It returns the log marginal
+// likelihood, and for the Bryson–Frazier pass records what it needs.
+func (p *Posterior) filterChain(c *chain, m *Model, kern kernel.Temporal, times []float64, s *Sites, k int) (float64, error) {
+	w := &p.work
+	d := kern.Dim()
+	D, dd := c.dim, d*d
 	var ll float64
 	// Π|L_Λ| and Π|L_S| over the bins (see whiten and updateDense), and the
 	// step A and Q were last computed for.
@@ -256,10 +294,14 @@ func (p *Posterior) runChain(c *chain, m *Model, kern kernel.Temporal, times []f
 		ll += l
 	}
 	ll += siteDet.log() - innovDet.log()
-	if !smooth {
-		return ll, nil
-	}
-	N := len(times)
+	return ll, nil
+}
+
+// smoothChain is the RTS backward pass over the chain's N bins (d is the
+// temporal state dimension).
+func (p *Posterior) smoothChain(c *chain, d, N int) error {
+	w := &p.work
+	D, dd := c.dim, d*d
 	copy(c.ms[(N-1)*D:], c.mf[(N-1)*D:N*D])
 	copy(c.ps[(N-1)*D*D:], c.pf[(N-1)*D*D:N*D*D])
 	for n := N - 2; n >= 0; n-- {
@@ -267,10 +309,10 @@ func (p *Posterior) runChain(c *chain, m *Model, kern kernel.Temporal, times []f
 			c.ms[(n+1)*D:(n+2)*D], c.ps[(n+1)*D*D:(n+2)*D*D], c.mp[(n+1)*D:(n+2)*D], c.pp[(n+1)*D*D:(n+2)*D*D],
 			c.transition(n+1, dd), w)
 		if err != nil {
-			return 0, fmt.Errorf("bin %d: %w", n, err)
+			return fmt.Errorf("bin %d: %w", n, err)
 		}
 	}
-	return ll, nil
+	return nil
 }
 
 // sameStep reports whether a step dt may reuse the transition and process

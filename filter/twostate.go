@@ -94,8 +94,17 @@ func runTwoState(c *chain, kern kernel.Temporal, times, nat1, nat2, mean, vari [
 	if !smooth {
 		return ll, nil
 	}
-	N := len(times)
-	s0, s1, s00, s01, s11 := m0, m1, p00, p01, p11
+	smoothTwoState(c, len(times), mean, vari, k, np)
+	return ll, nil
+}
+
+// smoothTwoState is runTwoState's RTS backward pass over the chain's N
+// filtered bins, unrolled likewise; it writes the smoothed states to the
+// chain and H·x, H·P·Hᵀ to mean and vari (stride np, offset k).
+func smoothTwoState(c *chain, N int, mean, vari []float64, k, np int) {
+	a := c.a
+	last := c.pf[4*N-4 : 4*N]
+	s0, s1, s00, s01, s11 := c.mf[2*N-2], c.mf[2*N-1], last[0], last[1], last[3]
 	ms, ps := c.ms, c.ps
 	ms[2*N-2], ms[2*N-1] = s0, s1
 	ps[4*N-4], ps[4*N-3], ps[4*N-2], ps[4*N-1] = s00, s01, s01, s11
@@ -129,7 +138,6 @@ func runTwoState(c *chain, kern kernel.Temporal, times, nat1, nat2, mean, vari [
 		p[0], p[1], p[2], p[3] = s00, s01, s01, s11
 		mean[n*np+k], vari[n*np+k] = s0, s00
 	}
-	return ll, nil
 }
 
 // predictTwoState returns A·m and A·P·Aᵀ + Q for the 2-state m = (m0, m1) and

@@ -278,22 +278,8 @@ func (p *obsWork) whitenFull(m *Model, l1, l2 []float64, det *logProd) (r, q int
 	if q == 0 {
 		return 0, 0, nil
 	}
-	t := p.t[:q*q]
-	if q == 2 {
-		// The 2×2 Cholesky factor in closed form.
-		i0, i1 := idx[0], idx[1]
-		l00 := math.Sqrt(l2[i0*np+i0])
-		l10 := l2[i1*np+i0] / l00
-		d := l2[i1*np+i1] - l10*l10
-		if l00 > 0 && d > 0 {
-			l11 := math.Sqrt(d)
-			det.mul(l00)
-			det.mul(l11)
-			t[0], t[1], t[2], t[3] = l00, l10, 0, l11
-			z0 := l1[i0] / l00
-			p.z[0], p.z[1] = z0, (l1[i1]-l10*z0)/l11
-			return 2, 2, nil
-		}
+	if q == 2 && p.whitenPair(l1, l2, np, det) {
+		return 2, 2, nil
 	}
 	lam := p.lam[:q*q]
 	for a, i := range idx {
@@ -302,31 +288,67 @@ func (p *obsWork) whitenFull(m *Model, l1, l2 []float64, det *logProd) (r, q int
 		}
 	}
 	if linalg.Cholesky(lam, q) {
-		// T = Lᵀ, z = L⁻¹ λ₁.
-		for a := 0; a < q; a++ {
-			det.mul(lam[a*q+a])
-			for b := 0; b < q; b++ {
-				v := 0.0
-				if b >= a {
-					v = lam[b*q+a]
-				}
-				t[a*q+b] = v
-			}
-		}
-		for a := 0; a < q; a++ {
-			v := l1[idx[a]]
-			for b := 0; b < a; b++ {
-				v -= lam[a*q+b] * p.z[b]
-			}
-			p.z[a] = v / lam[a*q+a]
-		}
+		p.whitenCholesky(l1, lam, q, det)
 		return q, q, nil
 	}
-	// Positive semi-definite block: Λ = V·diag(e)·Vᵀ, keep e > tol; the rows
-	// of T are √e·vᵀ.
+	r, err = p.whitenEigen(l1, l2, np, lam, det)
+	return r, q, err
+}
+
+// whitenPair is whitenFull for two products with the 2×2 Cholesky factor
+// in closed form; it reports false, having written nothing, if the block
+// is not positive definite.
+func (p *obsWork) whitenPair(l1, l2 []float64, np int, det *logProd) bool {
+	i0, i1 := p.idx[0], p.idx[1]
+	l00 := math.Sqrt(l2[i0*np+i0])
+	l10 := l2[i1*np+i0] / l00
+	d := l2[i1*np+i1] - l10*l10
+	if !(l00 > 0 && d > 0) {
+		return false
+	}
+	l11 := math.Sqrt(d)
+	det.mul(l00)
+	det.mul(l11)
+	t := p.t[:4]
+	t[0], t[1], t[2], t[3] = l00, l10, 0, l11
+	z0 := l1[i0] / l00
+	p.z[0], p.z[1] = z0, (l1[i1]-l10*z0)/l11
+	return true
+}
+
+// whitenCholesky is whitenFull for a positive definite block with lower
+// Cholesky factor L in lam (q×q): T = Lᵀ, z = L⁻¹·λ₁.
+func (p *obsWork) whitenCholesky(l1, lam []float64, q int, det *logProd) {
+	t := p.t[:q*q]
+	for a := 0; a < q; a++ {
+		det.mul(lam[a*q+a])
+		for b := 0; b < q; b++ {
+			v := 0.0
+			if b >= a {
+				v = lam[b*q+a]
+			}
+			t[a*q+b] = v
+		}
+	}
+	for a := 0; a < q; a++ {
+		v := l1[p.idx[a]]
+		for b := 0; b < a; b++ {
+			v -= lam[a*q+b] * p.z[b]
+		}
+		p.z[a] = v / lam[a*q+a]
+	}
+}
+
+// whitenEigen is whitenFull for a positive semi-definite block:
+// Λ = V·diag(e)·Vᵀ, keeping e > tol; the rows of T are √e·vᵀ. lam is q×q
+// scratch. It returns the number of rows kept.
+func (p *obsWork) whitenEigen(l1, l2 []float64, np int, lam []float64, det *logProd) (r int, err error) {
+	idx := p.idx
+	q := len(idx)
+	t := p.t[:q*q]
 	vals, vecs := p.evals[:q], p.evecs[:q*q]
 	if !siteEigen(l2, np, idx, lam, vals, vecs) {
-		return 0, 0, errors.New("filter: site precision block cannot be factorised")
+		return 0, errors.New("filter: site precision block cannot be factorised")
 	}
 	maxv := 0.0
 	for _, v := range vals {
@@ -334,7 +356,7 @@ func (p *obsWork) whitenFull(m *Model, l1, l2 []float64, det *logProd) (r, q int
 	}
 	for c, e := range vals {
 		if e < -1e-10*maxv {
-			return 0, 0, errors.New("filter: site precision block is not positive semi-definite")
+			return 0, errors.New("filter: site precision block is not positive semi-definite")
 		}
 		if e <= 1e-13*maxv*float64(q) {
 			continue
@@ -350,5 +372,5 @@ func (p *obsWork) whitenFull(m *Model, l1, l2 []float64, det *logProd) (r, q int
 		det.mul(sq)
 		r++
 	}
-	return r, q, nil
+	return r, nil
 }
