@@ -198,8 +198,8 @@ func (e *Engine) binCovInto(i int, c []float64) []float64 {
 }
 
 // expect evaluates the expected log-likelihood of every observed bin and
-// its derivatives at the current posterior; it returns Σ E_n. Likelihoods
-// with a Worker method are evaluated on all cores, bins split in blocks.
+// its derivatives at the current posterior; it returns Σ E_n. Parallel and
+// Factorised likelihoods are evaluated on all cores (expectParallel).
 // With wantPG and a fused likelihood it also sums the parameter gradient
 // into pgrad.
 func (e *Engine) expect() (float64, error) {
@@ -228,10 +228,23 @@ func (e *Engine) expect() (float64, error) {
 		e.evaluated = true
 		return total, nil
 	}
-	// Workers take blocks of bins in turn: the bins where diffusion can act
-	// (and the expectation costs 10–100× more) cluster in time, so fixed
-	// halves would leave one core idle.
+	total, err := e.expectParallel(workers, worker, withPG)
+	if err != nil {
+		return 0, err
+	}
+	e.evaluated = true
+	return total, nil
+}
+
+// expectParallel is expect on workers goroutines, the first with the
+// engine's likelihood and the others with worker()'s. Workers take blocks
+// of bins in turn: the bins where diffusion can act (and the expectation
+// costs 10–100× more) cluster in time, so fixed halves would leave one
+// core idle. The sums are taken in bin order afterwards, so the result
+// does not depend on which worker took which block.
+func (e *Engine) expectParallel(workers int, worker func() Likelihood, withPG bool) (float64, error) {
 	const block = 16
+	nlp := e.lik.NumParams()
 	nblk := (len(e.bins) + block - 1) / block
 	var pgs []float64 // per block, summed in block order for reproducibility
 	if withPG {
@@ -273,7 +286,6 @@ func (e *Engine) expect() (float64, error) {
 			return 0, err
 		}
 	}
-	// Sums in bin order, independent of which worker took which block.
 	var total float64
 	for _, v := range e.ell {
 		total += v
@@ -283,7 +295,6 @@ func (e *Engine) expect() (float64, error) {
 			e.pgrad[j] += v
 		}
 	}
-	e.evaluated = true
 	return total, nil
 }
 

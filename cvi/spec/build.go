@@ -103,12 +103,49 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 			m.Likelihood = "diffusion"
 		}
 	}
+	fixed := map[string]bool{}
+	b := &Built{Fixed: fixed, Learn: s.Fit.Learn == nil || *s.Fit.Learn, Likelihood: m.Likelihood}
+	kernels, err := buildKernels(m, sum, fixed)
+	if err != nil {
+		return nil, err
+	}
+	prod, err := buildProduct(m.Product, sum, fixed)
+	if err != nil {
+		return nil, err
+	}
+	if m.PerProduct {
+		b.Model, err = filter.NewIndependentModel(kernels)
+	} else {
+		b.Model, err = filter.NewModel(kernels[0], prod, sum.Features, sum.NP)
+	}
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, n := range b.Model.ParamNames() {
+		known[n] = true
+	}
+	for n := range fixed {
+		if !known[n] {
+			return nil, fmt.Errorf("internal: fixed parameter %q is not a model parameter", n)
+		}
+	}
+	if b.Lik, err = buildLikelihood(m, sum, fixed); err != nil {
+		return nil, err
+	}
+	b.Options = cvi.LearnOptions{MaxIterations: s.Fit.MaxIterations, Tol: s.Fit.Tolerance, GradTol: s.Fit.GradientTolerance, Beta: s.Fit.Damping, Fixed: fixed,
+		Fallback: s.Fit.Fallback}
+	return b, nil
+}
+
+// buildKernels builds the temporal kernel (one per product with
+// model.per_product): the sum of the configured components, Matérn-3/2 by
+// default. It adds the names of the parameters to pin to fixed.
+func buildKernels(m Model, sum Summary, fixed map[string]bool) ([]kernel.Temporal, error) {
 	comps := m.Temporal
 	if len(comps) == 0 {
 		comps = []Temporal{{Kernel: "matern32"}}
 	}
-	fixed := map[string]bool{}
-	b := &Built{Fixed: fixed, Learn: s.Fit.Learn == nil || *s.Fit.Learn, Likelihood: m.Likelihood}
 	copies := 1
 	if m.PerProduct {
 		copies = sum.NP
@@ -143,33 +180,7 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 		}
 		kernels[c] = sumK
 	}
-	prod, err := buildProduct(m.Product, sum, fixed)
-	if err != nil {
-		return nil, err
-	}
-	if m.PerProduct {
-		b.Model, err = filter.NewIndependentModel(kernels)
-	} else {
-		b.Model, err = filter.NewModel(kernels[0], prod, sum.Features, sum.NP)
-	}
-	if err != nil {
-		return nil, err
-	}
-	known := map[string]bool{}
-	for _, n := range b.Model.ParamNames() {
-		known[n] = true
-	}
-	for n := range fixed {
-		if !known[n] {
-			return nil, fmt.Errorf("internal: fixed parameter %q is not a model parameter", n)
-		}
-	}
-	if b.Lik, err = buildLikelihood(m, sum, fixed); err != nil {
-		return nil, err
-	}
-	b.Options = cvi.LearnOptions{MaxIterations: s.Fit.MaxIterations, Tol: s.Fit.Tolerance, GradTol: s.Fit.GradientTolerance, Beta: s.Fit.Damping, Fixed: fixed,
-		Fallback: s.Fit.Fallback}
-	return b, nil
+	return kernels, nil
 }
 
 // buildTemporal builds one temporal component and returns the names of

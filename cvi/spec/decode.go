@@ -115,12 +115,44 @@ func finite(key string, vs ...float64) error {
 	return nil
 }
 
-// Validate checks every value that can be checked without data.
+// Validate checks every value that can be checked without data: first
+// that every number is finite, then each table's values.
 func (s *Spec) Validate() error {
 	m := &s.Model
 	if m.Likelihood != "" && !likelihoods[m.Likelihood] {
 		return fmt.Errorf("model.likelihood %q: want gaussian, tobit, diffusion, poisson or censored-poisson", m.Likelihood)
 	}
+	if err := s.validateFinite(); err != nil {
+		return err
+	}
+	if m.NoiseVariance < 0 {
+		return fmt.Errorf("model.noise_variance must be > 0, got %v", m.NoiseVariance)
+	}
+	for i, t := range m.Temporal {
+		if err := t.validate(i); err != nil {
+			return err
+		}
+	}
+	if err := m.Product.validate(m.PerProduct); err != nil {
+		return err
+	}
+	if err := m.Diffusion.validate(); err != nil {
+		return err
+	}
+	f := &s.Fit
+	if f.MaxIterations < 0 || f.Tolerance < 0 || f.GradientTolerance < 0 {
+		return errors.New("fit: max_iterations, tolerance and gradient_tolerance must not be negative")
+	}
+	if f.Damping < 0 || f.Damping > 1 {
+		return fmt.Errorf("fit.damping must be in (0, 1], got %v", f.Damping)
+	}
+	return nil
+}
+
+// validateFinite checks that every number of the configuration is finite
+// (and the harmonics within MaxHarmonics).
+func (s *Spec) validateFinite() error {
+	m := &s.Model
 	if err := finite("model.noise_variance", m.NoiseVariance); err != nil {
 		return err
 	}
@@ -138,27 +170,28 @@ func (s *Spec) Validate() error {
 	if err := finite("model.diffusion: lengthscale, sink and cutoff", m.Diffusion.Lengthscale, m.Diffusion.Sink, m.Diffusion.Cutoff); err != nil {
 		return err
 	}
-	if err := finite("fit: tolerance, gradient_tolerance and damping", s.Fit.Tolerance, s.Fit.GradientTolerance, s.Fit.Damping); err != nil {
-		return err
+	return finite("fit: tolerance, gradient_tolerance and damping", s.Fit.Tolerance, s.Fit.GradientTolerance, s.Fit.Damping)
+}
+
+// validate checks temporal component i.
+func (t Temporal) validate(i int) error {
+	if !temporals[t.Kernel] {
+		return fmt.Errorf("model.temporal[%d].kernel %q: want matern12, matern32, matern52, periodic or quasiperiodic", i, t.Kernel)
 	}
-	if m.NoiseVariance < 0 {
-		return fmt.Errorf("model.noise_variance must be > 0, got %v", m.NoiseVariance)
+	if t.Variance < 0 || t.Lengthscale < 0 || t.Period < 0 || t.MaternLengthscale < 0 || t.Harmonics < 0 {
+		return fmt.Errorf("model.temporal[%d]: variance, lengthscale, period, harmonics must not be negative", i)
 	}
-	for i, t := range m.Temporal {
-		if !temporals[t.Kernel] {
-			return fmt.Errorf("model.temporal[%d].kernel %q: want matern12, matern32, matern52, periodic or quasiperiodic", i, t.Kernel)
-		}
-		if t.Variance < 0 || t.Lengthscale < 0 || t.Period < 0 || t.MaternLengthscale < 0 || t.Harmonics < 0 {
-			return fmt.Errorf("model.temporal[%d]: variance, lengthscale, period, harmonics must not be negative", i)
-		}
-		if (t.Kernel == "periodic" || t.Kernel == "quasiperiodic") && t.Period == 0 {
-			return fmt.Errorf("model.temporal[%d]: a %s kernel needs a period", i, t.Kernel)
-		}
-		if t.MaternOrder != 0 && t.MaternOrder != 12 && t.MaternOrder != 32 {
-			return fmt.Errorf("model.temporal[%d].matern_order must be 12 or 32", i)
-		}
+	if (t.Kernel == "periodic" || t.Kernel == "quasiperiodic") && t.Period == 0 {
+		return fmt.Errorf("model.temporal[%d]: a %s kernel needs a period", i, t.Kernel)
 	}
-	p := &m.Product
+	if t.MaternOrder != 0 && t.MaternOrder != 12 && t.MaternOrder != 32 {
+		return fmt.Errorf("model.temporal[%d].matern_order must be 12 or 32", i)
+	}
+	return nil
+}
+
+// validate checks the product kernel (perProduct: model.per_product).
+func (p *Product) validate(perProduct bool) error {
 	if p.Kernel != "" && !products[p.Kernel] {
 		return fmt.Errorf("model.product.kernel %q: want independent, matern12, matern32, matern52, rbf or separable-matern32", p.Kernel)
 	}
@@ -170,10 +203,14 @@ func (s *Spec) Validate() error {
 			return errors.New("model.product.lengthscales must all be > 0")
 		}
 	}
-	if m.PerProduct && p.Kernel != "" && p.Kernel != "independent" {
+	if perProduct && p.Kernel != "" && p.Kernel != "independent" {
 		return errors.New("model.per_product needs the independent product kernel")
 	}
-	d := &m.Diffusion
+	return nil
+}
+
+// validate checks the diffusion table.
+func (d *Diffusion) validate() error {
 	if d.Lengthscale < 0 {
 		return fmt.Errorf("model.diffusion.lengthscale must be > 0, got %v", d.Lengthscale)
 	}
@@ -209,13 +246,6 @@ func (s *Spec) Validate() error {
 	}
 	if d.Points < 0 || d.LearnPoints < 0 || d.Neighbours < 0 || d.Cutoff < 0 {
 		return errors.New("model.diffusion: points, learn_points, neighbours and cutoff must not be negative")
-	}
-	f := &s.Fit
-	if f.MaxIterations < 0 || f.Tolerance < 0 || f.GradientTolerance < 0 {
-		return errors.New("fit: max_iterations, tolerance and gradient_tolerance must not be negative")
-	}
-	if f.Damping < 0 || f.Damping > 1 {
-		return fmt.Errorf("fit.damping must be in (0, 1], got %v", f.Damping)
 	}
 	return nil
 }
