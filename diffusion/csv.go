@@ -36,13 +36,41 @@ func ReadTransitionCSV(r io.Reader, products []string) (*Transition, error) {
 	cr.FieldsPerRecord = 3
 	cr.TrimLeadingSpace = true
 	cr.ReuseRecord = true
+	if err := readTransitionHeader(cr); err != nil {
+		return nil, err
+	}
+	rows, err := readTransitionEdges(cr, index, len(products))
+	if err != nil {
+		return nil, err
+	}
+	n := len(products)
+	t := &Transition{n: n, rowPtr: make([]int, n+1), sink: make([]float64, n)}
+	for i, row := range rows {
+		slices.SortFunc(row, func(a, b csvEdge) int { return a.j - b.j })
+		last := 0
+		for _, e := range row {
+			last = max(last, e.line)
+			if e.p > 0 {
+				t.col = append(t.col, e.j)
+				t.val = append(t.val, e.p)
+			}
+		}
+		t.rowPtr[i+1] = len(t.col)
+		if err := t.closeExplicitRow(i); err != nil {
+			return nil, fmt.Errorf("diffusion: transition CSV line %d: product %q: %w", last, products[i], err)
+		}
+	}
+	return t, nil
+}
 
+// readTransitionHeader reads and checks the header line from,to,prob.
+func readTransitionHeader(cr *csv.Reader) error {
 	head, err := cr.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("diffusion: transition CSV is empty, want header from,to,prob")
+		return fmt.Errorf("diffusion: transition CSV is empty, want header from,to,prob")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("diffusion: transition CSV: %w", err)
+		return fmt.Errorf("diffusion: transition CSV: %w", err)
 	}
 	line, _ := cr.FieldPos(0)
 	for k, want := range []string{"from", "to", "prob"} {
@@ -51,21 +79,28 @@ func ReadTransitionCSV(r io.Reader, products []string) (*Transition, error) {
 			h = strings.TrimPrefix(h, "\ufeff")
 		}
 		if !strings.EqualFold(h, want) {
-			return nil, fmt.Errorf("diffusion: transition CSV line %d: header must be from,to,prob, got %q", line, strings.Join(head, ","))
+			return fmt.Errorf("diffusion: transition CSV line %d: header must be from,to,prob, got %q", line, strings.Join(head, ","))
 		}
 	}
+	return nil
+}
 
-	type entry struct {
-		j    int
-		p    float64
-		line int
-	}
-	rows := make([][]entry, len(products))
+// csvEdge is one line of a transition CSV: to product j with probability p.
+type csvEdge struct {
+	j    int
+	p    float64
+	line int
+}
+
+// readTransitionEdges reads the edge lines into one list per sending
+// product, checking each line.
+func readTransitionEdges(cr *csv.Reader, index map[string]int, n int) ([][]csvEdge, error) {
+	rows := make([][]csvEdge, n)
 	seen := make(map[[2]int]int)
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			break
+			return rows, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("diffusion: transition CSV: %w", err)
@@ -91,27 +126,8 @@ func ReadTransitionCSV(r io.Reader, products []string) (*Transition, error) {
 			return nil, fmt.Errorf("diffusion: transition CSV line %d: duplicate edge %q -> %q (first on line %d)", line, from, to, first)
 		}
 		seen[[2]int{i, j}] = line
-		rows[i] = append(rows[i], entry{j, p, line})
+		rows[i] = append(rows[i], csvEdge{j, p, line})
 	}
-
-	n := len(products)
-	t := &Transition{n: n, rowPtr: make([]int, n+1), sink: make([]float64, n)}
-	for i, row := range rows {
-		slices.SortFunc(row, func(a, b entry) int { return a.j - b.j })
-		last := 0
-		for _, e := range row {
-			last = max(last, e.line)
-			if e.p > 0 {
-				t.col = append(t.col, e.j)
-				t.val = append(t.val, e.p)
-			}
-		}
-		t.rowPtr[i+1] = len(t.col)
-		if err := t.closeExplicitRow(i); err != nil {
-			return nil, fmt.Errorf("diffusion: transition CSV line %d: product %q: %w", last, products[i], err)
-		}
-	}
-	return t, nil
 }
 
 // productIndex maps product names to indices, rejecting an empty list,
