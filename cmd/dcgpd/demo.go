@@ -100,8 +100,24 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		batch[lik] = res
 	}
+	best := demoReport(stdout, rows, np, run, batch)
 
-	// Scores against the true demand.
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(*out, "dcgpd-demo.svg")
+	if err := demoPlot(path, ds, rows, best, 3); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	fmt.Fprintf(stdout, "\nwrote %s (%.1fs in all)\n", path, time.Since(began).Seconds())
+	return nil
+}
+
+// demoReport prints the scores of the daemon's filtered and smoothed
+// estimates and of the batch fits against the true demand, and returns the
+// daemon's final answer per bin: its latest smoothed revision, or the
+// filtered estimate for a bin no re-smooth covered.
+func demoReport(stdout io.Writer, rows []demoRow, np int, run *demoResult, batch map[string]*fitResult) []*stream.LatentMessage {
 	// The daemon's final answer per bin is its latest smoothed revision,
 	// or the filtered estimate for a bin no re-smooth covered.
 	filtered := make([][]float64, len(rows))
@@ -160,16 +176,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "%-16s %14s %14s %14.0f\n", "true", "", "", unmetDemand(nil, rows, np))
 	fmt.Fprintln(stdout, "(unmet demand: Σ max(latent mean − observed demand, 0) over the censored observed hours)")
-
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
-	}
-	path := filepath.Join(*out, "dcgpd-demo.svg")
-	if err := demoPlot(path, ds, rows, best, 3); err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	fmt.Fprintf(stdout, "\nwrote %s (%.1fs in all)\n", path, time.Since(began).Seconds())
-	return nil
+	return best
 }
 
 // demoResult is what the demo collected from the daemon, per data bin.
@@ -196,72 +203,18 @@ func demoDaemon(ctx context.Context, ds *synth.Dataset, rows []demoRow, speed fl
 	cfg.Snapshot.Dir = filepath.Join(tmp, "snapshots")
 	cfg.HTTP.Listen = "off"
 	cfg.Models = []stream.ModelConfig{demoModelConfig(ds, rows, relearn)}
-	d, err := stream.New(cfg, log)
+	rd, err := startDaemon(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	dctx, stop := context.WithCancel(ctx)
-	defer stop()
-	runErr := make(chan error, 1)
-	go func() { runErr <- d.Run(dctx) }()
-	select {
-	case <-d.Started():
-	case err := <-runErr:
-		if err == nil {
-			err = ctx.Err()
-		}
-		return nil, fmt.Errorf("daemon: %w", err)
-	}
-	stopped := false
-	shutdown := func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		stop()
-		return <-runErr
-	}
-	defer shutdown()
-
-	nc, err := nats.Connect(d.NATSURL(), nats.Name("dcgpd demo"))
+	defer rd.shutdown()
+	nc, err := nats.Connect(rd.d.NATSURL(), nats.Name("dcgpd demo"))
 	if err != nil {
 		return nil, err
 	}
 	defer nc.Close()
-	index := map[int64]int{}
-	bins := make([]stream.ReplayBin, len(rows))
-	for b, r := range rows {
-		start := demoOrigin.Add(time.Duration(r.split.Times[r.i] * float64(time.Hour)))
-		index[start.Unix()] = b
-		bins[b] = stream.ReplayBin{Start: start, Observations: demoObservations(ds, r)}
-	}
-	res := &demoResult{filtered: make([]*stream.LatentMessage, len(rows)), smoothed: make([]*stream.LatentMessage, len(rows))}
-	var mu sync.Mutex
-	last := time.Now()
-	sub, err := nc.Subscribe("dcgp.latent."+demoModel, func(m *nats.Msg) {
-		var lm stream.LatentMessage
-		if err := json.Unmarshal(m.Data, &lm); err != nil {
-			return
-		}
-		b, ok := index[lm.BinStart.Unix()]
-		if !ok {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		last = time.Now()
-		switch lm.Kind {
-		case stream.KindFiltered:
-			res.nFiltered++
-			res.filtered[b] = &lm
-		case stream.KindSmoothed:
-			res.nSmoothed++
-			if old := res.smoothed[b]; old == nil || lm.Revision > old.Revision {
-				res.smoothed[b] = &lm
-			}
-			res.revisions = max(res.revisions, lm.Revision)
-		}
-	})
+	col := newDemoCollector(ds, rows)
+	sub, err := nc.Subscribe("dcgp.latent."+demoModel, col.receive)
 	if err != nil {
 		return nil, err
 	}
@@ -273,11 +226,117 @@ func demoDaemon(ctx context.Context, ds *synth.Dataset, rows []demoRow, speed fl
 	if err != nil {
 		return nil, err
 	}
-	// Replay a day at a time and wait for the day's filtered estimates
-	// and for the re-smooth its last bin starts: live, a day of hourly
-	// bins takes far longer than a re-smooth, so every bin gets smoothed
-	// revisions; replayed flat out, re-smooths would be skipped while one
-	// runs. The last day ends with a watermark.
+	if err := rd.replayDays(ctx, js, col, speed); err != nil {
+		return nil, err
+	}
+	if err := sub.Unsubscribe(); err != nil {
+		return nil, err
+	}
+	if err := rd.shutdown(); err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	col.res.elapsed = time.Since(began)
+	return col.res, nil
+}
+
+// runningDaemon is a daemon running in process until shutdown.
+type runningDaemon struct {
+	d       *stream.Daemon
+	runErr  chan error
+	stop    context.CancelFunc
+	stopped bool
+}
+
+// startDaemon runs the daemon for cfg on its own goroutine and waits until
+// it has started.
+func startDaemon(ctx context.Context, cfg stream.Config, log zerolog.Logger) (*runningDaemon, error) {
+	d, err := stream.New(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	dctx, stop := context.WithCancel(ctx)
+	rd := &runningDaemon{d: d, runErr: make(chan error, 1), stop: stop}
+	go func() { rd.runErr <- d.Run(dctx) }()
+	select {
+	case <-d.Started():
+		return rd, nil
+	case err := <-rd.runErr:
+		stop()
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+}
+
+// shutdown stops the daemon and returns what Run returned (nil when it
+// was already collected).
+func (rd *runningDaemon) shutdown() error {
+	rd.stop()
+	if rd.stopped {
+		return nil
+	}
+	rd.stopped = true
+	return <-rd.runErr
+}
+
+// demoCollector gathers the daemon's latent messages per data bin.
+type demoCollector struct {
+	index map[int64]int // bin start (Unix s) → data bin
+	bins  []stream.ReplayBin
+	mu    sync.Mutex
+	res   *demoResult
+	last  time.Time // when the last message arrived
+}
+
+// newDemoCollector prepares the cluster's bins for replay and their
+// index for the messages that come back.
+func newDemoCollector(ds *synth.Dataset, rows []demoRow) *demoCollector {
+	c := &demoCollector{index: map[int64]int{}, bins: make([]stream.ReplayBin, len(rows)), last: time.Now(),
+		res: &demoResult{filtered: make([]*stream.LatentMessage, len(rows)), smoothed: make([]*stream.LatentMessage, len(rows))}}
+	for b, r := range rows {
+		start := demoOrigin.Add(time.Duration(r.split.Times[r.i] * float64(time.Hour)))
+		c.index[start.Unix()] = b
+		c.bins[b] = stream.ReplayBin{Start: start, Observations: demoObservations(ds, r)}
+	}
+	return c
+}
+
+// receive keeps a latent message: every filtered one, and the newest
+// smoothed revision per bin.
+func (c *demoCollector) receive(m *nats.Msg) {
+	var lm stream.LatentMessage
+	if err := json.Unmarshal(m.Data, &lm); err != nil {
+		return
+	}
+	b, ok := c.index[lm.BinStart.Unix()]
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	res := c.res
+	c.last = time.Now()
+	switch lm.Kind {
+	case stream.KindFiltered:
+		res.nFiltered++
+		res.filtered[b] = &lm
+	case stream.KindSmoothed:
+		res.nSmoothed++
+		if old := res.smoothed[b]; old == nil || lm.Revision > old.Revision {
+			res.smoothed[b] = &lm
+		}
+		res.revisions = max(res.revisions, lm.Revision)
+	}
+}
+
+// replayDays replays the bins a day at a time and waits for the day's
+// filtered estimates and for the re-smooth its last bin starts: live, a
+// day of hourly bins takes far longer than a re-smooth, so every bin gets
+// smoothed revisions; replayed flat out, re-smooths would be skipped while
+// one runs. The last day ends with a watermark.
+func (rd *runningDaemon) replayDays(ctx context.Context, js jetstream.JetStream, col *demoCollector, speed float64) error {
+	bins := col.bins
 	deadline := time.After(60 * time.Second)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -285,36 +344,29 @@ func demoDaemon(ctx context.Context, ds *synth.Dataset, rows []demoRow, speed fl
 		b := min(a+dayBins, len(bins))
 		opts := stream.ReplayOptions{Speed: speed, Width: time.Hour, Watermark: b == len(bins)}
 		if _, err := stream.Replay(ctx, js, demoModel, bins[a:b], opts); err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
+			return fmt.Errorf("replay: %w", err)
 		}
 		for done := false; !done; {
 			select {
 			case <-ctx.Done():
-				return nil, ctx.Err()
-			case err := <-runErr:
-				stopped = true
-				return nil, fmt.Errorf("daemon stopped: %v", err)
+				return ctx.Err()
+			case err := <-rd.runErr:
+				rd.stopped = true
+				return fmt.Errorf("daemon stopped: %v", err)
 			case <-deadline:
-				return nil, fmt.Errorf("the daemon did not publish bins %d to %d within 60s", a, b-1)
+				return fmt.Errorf("the daemon did not publish bins %d to %d within 60s", a, b-1)
 			case <-tick.C:
-				mu.Lock()
-				done = res.nFiltered >= b && res.smoothed[b-1] != nil
+				col.mu.Lock()
+				done = col.res.nFiltered >= b && col.res.smoothed[b-1] != nil
 				if b == len(bins) {
 					// Let the last revisions arrive.
-					done = done && time.Since(last) > 200*time.Millisecond && !d.Runner(demoModel).View().Status.Resmoothing
+					done = done && time.Since(col.last) > 200*time.Millisecond && !rd.d.Runner(demoModel).View().Status.Resmoothing
 				}
-				mu.Unlock()
+				col.mu.Unlock()
 			}
 		}
 	}
-	if err := sub.Unsubscribe(); err != nil {
-		return nil, err
-	}
-	if err := shutdown(); err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
-	}
-	res.elapsed = time.Since(began)
-	return res, nil
+	return nil
 }
 
 // demoModelConfig configures the daemon's model for the simulated
