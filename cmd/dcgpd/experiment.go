@@ -33,35 +33,16 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *dataset != "all" {
 		names = strings.Split(*dataset, ",")
 	}
-	var w *csv.Writer
-	if *format == "csv" {
-		w = csv.NewWriter(stdout)
-		_ = w.Write([]string{"dataset", "model", "split", "nlpd", "rmse", "r2", "rmse_funct", "seconds", "iterations", "status", "peak_mb"})
-	} else if *format != "table" {
-		return fmt.Errorf("--format %q: want table or csv", *format)
-	} else {
-		fmt.Fprintf(stdout, "%-14s %-9s %-5s %8s %7s %7s %10s %8s %5s %-22s %8s\n", "dataset", "model", "split", "nlpd", "rmse", "r2", "rmse_funct", "seconds", "iter", "status", "peak_mb")
+	out, err := newRowWriter(stdout, *format)
+	if err != nil {
+		return err
 	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 	var failed []string
 	for _, name := range names {
 		name = strings.TrimSpace(name)
-		ms := *models
-		var sets []*synth.Dataset
-		if strings.EqualFold(name, "citibike") {
-			var err error
-			if sets, err = experiment.CitiBike(*bikeDir, *seed); err != nil {
-				return fmt.Errorf("citibike (the data lives in ../shared/data/citibike; --citibike-dir): %w", err)
-			}
-			if !modelsSet {
-				ms = strings.Join(experiment.CitiBikeModels, ",")
-			}
-		} else {
-			ds, err := experiment.Generate(name, *seed)
-			if err != nil {
-				return err
-			}
-			sets = []*synth.Dataset{ds}
+		sets, ms, err := experimentSets(name, *models, modelsSet, *bikeDir, *seed)
+		if err != nil {
+			return err
 		}
 		for _, ds := range sets {
 			for _, m := range strings.Split(ms, ",") {
@@ -81,25 +62,79 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 					rows = []experiment.Row{{Dataset: ds.Name, Model: m, Split: "-", NLPD: nan, RMSE: nan, R2: nan, RMSEFunct: nan, Seconds: nan, Status: "failed"}}
 				}
 				for _, r := range rows {
-					if w != nil {
-						_ = w.Write([]string{r.Dataset, r.Model, r.Split, f(r.NLPD), f(r.RMSE), f(r.R2), f(r.RMSEFunct), strconv.FormatFloat(r.Seconds, 'f', 3, 64),
-							strconv.Itoa(r.Iterations), r.Status, strconv.FormatFloat(r.PeakMB, 'f', 1, 64)})
-						w.Flush()
-					} else {
-						fmt.Fprintf(stdout, "%-14s %-9s %-5s %8.3f %7.3f %7.3f %10.3f %8.2f %5d %-22s %8.1f\n", r.Dataset, r.Model, r.Split, r.NLPD, r.RMSE, r.R2, r.RMSEFunct, r.Seconds, r.Iterations, r.Status, r.PeakMB)
-					}
+					out.write(r)
 				}
 			}
 		}
 	}
-	if w != nil {
-		w.Flush()
-		if err := w.Error(); err != nil {
-			return err
-		}
+	if err := out.close(); err != nil {
+		return err
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d fit(s) failed: %s", len(failed), strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// experimentSets returns the data sets named name (one paper data set
+// regenerated with seed, or the Citi Bike clusters from bikeDir) and the
+// models to fit on them: models, or for Citi Bike its own list unless
+// --models was given.
+func experimentSets(name, models string, modelsSet bool, bikeDir string, seed uint64) ([]*synth.Dataset, string, error) {
+	if strings.EqualFold(name, "citibike") {
+		sets, err := experiment.CitiBike(bikeDir, seed)
+		if err != nil {
+			return nil, "", fmt.Errorf("citibike (the Citi Bike counts are not part of the repository; point --citibike-dir at them): %w", err)
+		}
+		if !modelsSet {
+			models = strings.Join(experiment.CitiBikeModels, ",")
+		}
+		return sets, models, nil
+	}
+	ds, err := experiment.Generate(name, seed)
+	if err != nil {
+		return nil, "", err
+	}
+	return []*synth.Dataset{ds}, models, nil
+}
+
+// rowWriter writes experiment rows as an aligned table or as CSV.
+type rowWriter struct {
+	stdout io.Writer
+	csv    *csv.Writer // nil for the table
+}
+
+// newRowWriter writes the header of format (table or csv).
+func newRowWriter(stdout io.Writer, format string) (*rowWriter, error) {
+	switch format {
+	case "csv":
+		w := csv.NewWriter(stdout)
+		_ = w.Write([]string{"dataset", "model", "split", "nlpd", "rmse", "r2", "rmse_funct", "seconds", "iterations", "status", "peak_mb"})
+		return &rowWriter{stdout: stdout, csv: w}, nil
+	case "table":
+		fmt.Fprintf(stdout, "%-14s %-9s %-5s %8s %7s %7s %10s %8s %5s %-22s %8s\n", "dataset", "model", "split", "nlpd", "rmse", "r2", "rmse_funct", "seconds", "iter", "status", "peak_mb")
+		return &rowWriter{stdout: stdout}, nil
+	}
+	return nil, fmt.Errorf("--format %q: want table or csv", format)
+}
+
+// write writes one row (flushed at once, so a long run shows progress).
+func (w *rowWriter) write(r experiment.Row) {
+	if w.csv == nil {
+		fmt.Fprintf(w.stdout, "%-14s %-9s %-5s %8.3f %7.3f %7.3f %10.3f %8.2f %5d %-22s %8.1f\n", r.Dataset, r.Model, r.Split, r.NLPD, r.RMSE, r.R2, r.RMSEFunct, r.Seconds, r.Iterations, r.Status, r.PeakMB)
+		return
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+	_ = w.csv.Write([]string{r.Dataset, r.Model, r.Split, f(r.NLPD), f(r.RMSE), f(r.R2), f(r.RMSEFunct), strconv.FormatFloat(r.Seconds, 'f', 3, 64),
+		strconv.Itoa(r.Iterations), r.Status, strconv.FormatFloat(r.PeakMB, 'f', 1, 64)})
+	w.csv.Flush()
+}
+
+// close flushes the CSV and returns its first write error.
+func (w *rowWriter) close() error {
+	if w.csv == nil {
+		return nil
+	}
+	w.csv.Flush()
+	return w.csv.Error()
 }

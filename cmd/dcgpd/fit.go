@@ -47,19 +47,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	var prods *csvio.Products
-	if *prodPath != "" {
-		f, err := os.Open(*prodPath)
-		if err != nil {
-			return err
-		}
-		prods, err = csvio.ReadProducts(f, *prodPath)
-		f.Close()
-		if err != nil {
-			return err
-		}
-	} else {
-		prods = csvio.FromObs(obs)
+	prods, err := readProducts(*prodPath, obs)
+	if err != nil {
+		return err
 	}
 	grid, err := csvio.Build(obs, prods)
 	if err != nil {
@@ -99,6 +89,20 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return f.Close()
 	}
 	return nil
+}
+
+// readProducts reads the products CSV at path, or, without one, takes
+// the products the observations name (no features).
+func readProducts(path string, obs *csvio.Obs) (*csvio.Products, error) {
+	if path == "" {
+		return csvio.FromObs(obs), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return csvio.ReadProducts(f, path)
 }
 
 func readObs(path string) (*csvio.Obs, error) {

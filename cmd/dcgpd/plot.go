@@ -69,27 +69,41 @@ func demoPlot(path string, ds *synth.Dataset, rows []demoRow, est []*stream.Late
 	return f.Close()
 }
 
-// stationPlot draws one station's panel.
-func stationPlot(ds *synth.Dataset, rows []demoRow, est []*stream.LatentMessage, k int, legend bool) (*plot.Plot, error) {
-	var upper, lower, mean, truth, obs, cens plotter.XYs
+// stationSeries are one station's points in days: the daemon's band,
+// mean, the true demand, and the observed sales, uncensored and censored.
+type stationSeries struct {
+	upper, lower, mean, truth, obs, cens plotter.XYs
+}
+
+// newStationSeries collects station k's series from the data rows and the
+// daemon's estimates per bin.
+func newStationSeries(rows []demoRow, est []*stream.LatentMessage, k int) stationSeries {
+	var s stationSeries
 	for b, r := range rows {
 		x := r.split.Times[r.i] / 24
-		truth = append(truth, plotter.XY{X: x, Y: r.split.TrueY[r.i][k]})
+		s.truth = append(s.truth, plotter.XY{X: x, Y: r.split.TrueY[r.i][k]})
 		if r.train {
 			pt := plotter.XY{X: x, Y: r.split.Obs[r.i][k]}
 			if r.split.Saturated[r.i][k] {
-				cens = append(cens, pt)
+				s.cens = append(s.cens, pt)
 			} else {
-				obs = append(obs, pt)
+				s.obs = append(s.obs, pt)
 			}
 		}
 		if m := est[b]; m != nil && k < len(m.Estimates) {
 			e := m.Estimates[k]
-			mean = append(mean, plotter.XY{X: x, Y: e.Mean})
-			upper = append(upper, plotter.XY{X: x, Y: e.Q95})
-			lower = append(lower, plotter.XY{X: x, Y: e.Q05})
+			s.mean = append(s.mean, plotter.XY{X: x, Y: e.Mean})
+			s.upper = append(s.upper, plotter.XY{X: x, Y: e.Q95})
+			s.lower = append(s.lower, plotter.XY{X: x, Y: e.Q05})
 		}
 	}
+	return s
+}
+
+// stationPlot draws one station's panel.
+func stationPlot(ds *synth.Dataset, rows []demoRow, est []*stream.LatentMessage, k int, legend bool) (*plot.Plot, error) {
+	ser := newStationSeries(rows, est, k)
+	upper, lower, mean, truth, obs, cens := ser.upper, ser.lower, ser.mean, ser.truth, ser.obs, ser.cens
 	top := 0.0
 	for _, xys := range []plotter.XYs{truth, upper, obs, cens} {
 		for _, pt := range xys {

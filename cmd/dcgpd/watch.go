@@ -47,40 +47,11 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer nc.Close()
 
 	msgs := make(chan []byte, 4096)
-	deliver := func(data []byte) {
-		select {
-		case msgs <- data:
-		case <-ctx.Done():
-		}
+	stop, err := watchSubject(ctx, nc, subject, *history, msgs)
+	if err != nil {
+		return err
 	}
-	if *history {
-		js, err := jetstream.New(nc)
-		if err != nil {
-			return err
-		}
-		name, err := js.StreamNameBySubject(ctx, subject)
-		if err != nil {
-			return fmt.Errorf("no stream stores %s: %w", subject, err)
-		}
-		cons, err := js.OrderedConsumer(ctx, name, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}, DeliverPolicy: jetstream.DeliverAllPolicy})
-		if err != nil {
-			return err
-		}
-		cc, err := cons.Consume(func(m jetstream.Msg) { deliver(m.Data()) })
-		if err != nil {
-			return err
-		}
-		defer cc.Stop()
-	} else {
-		sub, err := nc.Subscribe(subject, func(m *nats.Msg) { deliver(m.Data) })
-		if err != nil {
-			return err
-		}
-		defer sub.Unsubscribe()
-		if err := nc.Flush(); err != nil {
-			return err
-		}
-	}
+	defer stop()
 	fmt.Fprintf(stderr, "watching %s on %s\n", subject, nc.ConnectedUrlRedacted())
 	n := 0
 	for {
@@ -105,6 +76,45 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 	}
+}
+
+// watchSubject delivers the messages on subject into msgs — with history,
+// first those JetStream already stores — until stop is called or ctx ends.
+func watchSubject(ctx context.Context, nc *nats.Conn, subject string, history bool, msgs chan<- []byte) (stop func(), err error) {
+	deliver := func(data []byte) {
+		select {
+		case msgs <- data:
+		case <-ctx.Done():
+		}
+	}
+	if !history {
+		sub, err := nc.Subscribe(subject, func(m *nats.Msg) { deliver(m.Data) })
+		if err != nil {
+			return nil, err
+		}
+		if err := nc.Flush(); err != nil {
+			_ = sub.Unsubscribe()
+			return nil, err
+		}
+		return func() { _ = sub.Unsubscribe() }, nil
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	name, err := js.StreamNameBySubject(ctx, subject)
+	if err != nil {
+		return nil, fmt.Errorf("no stream stores %s: %w", subject, err)
+	}
+	cons, err := js.OrderedConsumer(ctx, name, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}, DeliverPolicy: jetstream.DeliverAllPolicy})
+	if err != nil {
+		return nil, err
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) { deliver(m.Data()) })
+	if err != nil {
+		return nil, err
+	}
+	return cc.Stop, nil
 }
 
 // formatLatent renders a latent message as one line per product: bin
