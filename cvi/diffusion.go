@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat/samplemv"
 
 	"github.com/dcgpd/dcgpd/diffusion"
+	"github.com/dcgpd/dcgpd/internal/errs"
 	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
@@ -275,7 +276,7 @@ func normalPoints(n, dim int, seed uint64) *mat.Dense {
 func (d *Diffusion) setTransition(ell, pi float64) error {
 	t, err := d.opts.Graph.Transition(ell, pi)
 	if err != nil {
-		return fmt.Errorf("cvi: %w", err)
+		return errs.Within("cvi", err, "diffusion graph")
 	}
 	d.trans, d.ell, d.pi = t, ell, pi
 	return nil

@@ -19,7 +19,7 @@ func sqrtCov(dst, P []float64, np int) error {
 	}
 	vals, v, err := eigenScaled(P, np, 1)
 	if err != nil {
-		return fmt.Errorf("cvi: covariance: %w", err)
+		return fmt.Errorf("cvi: %w: the posterior covariance of a bin cannot be factorised: %w", ErrNumerical, err)
 	}
 	for i := 0; i < np; i++ {
 		for j := 0; j < np; j++ {
@@ -116,7 +116,7 @@ func (d *Diffusion) pointFactor(mean, P []float64, diag bool) ([]float64, error)
 	}
 	for a, m := range mean {
 		if math.IsNaN(m) || math.IsInf(m, 0) {
-			return nil, errors.New("cvi: posterior mean is not finite")
+			return nil, fmt.Errorf("cvi: %w: the posterior mean is not finite", ErrNumerical)
 		}
 		row := L[a*np : (a+1)*np]
 		if diag {
@@ -124,7 +124,7 @@ func (d *Diffusion) pointFactor(mean, P []float64, diag bool) ([]float64, error)
 		}
 		for _, l := range row {
 			if math.IsNaN(l) || math.IsInf(l, 0) {
-				return nil, errors.New("cvi: posterior covariance is not finite")
+				return nil, fmt.Errorf("cvi: %w: the posterior covariance is not finite", ErrNumerical)
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/internal/errs"
 	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
@@ -99,7 +100,7 @@ func (e *Engine) Bins() []int { return e.bins }
 func (e *Engine) Posterior() (*filter.Posterior, error) {
 	p := new(filter.Posterior)
 	if err := filter.Smooth(p, e.model, e.times, e.sites); err != nil {
-		return nil, fmt.Errorf("cvi: smoother: %w", err)
+		return nil, errs.Within("cvi", err, "smoother")
 	}
 	return p, nil
 }
@@ -169,7 +170,7 @@ func (e *Engine) refresh() error {
 	// CVI needs only the marginals of f per bin: the Bryson–Frazier pass
 	// gives them without the O(D³) smoothed states.
 	if err := filter.SmoothMarginals(&e.post, e.model, e.times, e.sites); err != nil {
-		return fmt.Errorf("cvi: smoother: %w", err)
+		return errs.Within("cvi", err, "smoother")
 	}
 	e.fresh = true
 	return nil
@@ -318,7 +319,7 @@ func (e *Engine) expectRange(lik Likelihood, lo, hi int, cov, pg []float64) (flo
 			v = lik.Expect(e.data.Bin(n), mean, e.binCovInto(i, cov), e.grad[i*np:(i+1)*np], e.curv[i*w:(i+1)*w])
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, fmt.Errorf("cvi: expected log-likelihood of bin %d (t=%v) is %v", n, e.data.Times[n], v)
+			return 0, fmt.Errorf("cvi: bin %d (t=%v): %w: the expected log-likelihood is %v (extreme hyperparameters, or data the likelihood cannot explain?)", n, e.data.Times[n], ErrNumerical, v)
 		}
 		e.ell[i] = v
 		total += v

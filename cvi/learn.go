@@ -14,6 +14,7 @@ import (
 
 	"github.com/dcgpd/dcgpd/filter"
 	"github.com/dcgpd/dcgpd/filter/kernel"
+	"github.com/dcgpd/dcgpd/internal/errs"
 	"github.com/dcgpd/dcgpd/internal/linalg"
 	"github.com/dcgpd/dcgpd/internal/mathx"
 )
@@ -823,7 +824,7 @@ func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64, rawAt 
 	base := e.model.Params(nil)
 	workers := min(runtime.GOMAXPROCS(0), len(kern))
 	jobs := make(chan int)
-	errs := make(chan error, workers)
+	failures := make(chan error, workers)
 	var wg sync.WaitGroup
 	// Each worker keeps its model clone and filter buffers across calls:
 	// a fit differentiates log Z̃ at every evaluation.
@@ -853,12 +854,12 @@ func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64, rawAt 
 					copy(p, base)
 					p[i] = rawAt(j, sign)
 					if err := m.SetParams(p); err != nil {
-						errs <- err
+						failures <- err
 						failed = true
 						break
 					}
 					if err := filter.Filter(post, m, e.times, e.sites); err != nil {
-						errs <- err
+						failures <- err
 						failed = true
 						break
 					}
@@ -873,9 +874,9 @@ func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64, rawAt 
 	}
 	close(jobs)
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		return fmt.Errorf("cvi: kernel gradient: %w", err)
+	close(failures)
+	for err := range failures {
+		return errs.Within("cvi", err, "kernel gradient")
 	}
 	return nil
 }

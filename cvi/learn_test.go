@@ -2,8 +2,10 @@ package cvi
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/dcgpd/dcgpd/filter"
@@ -215,5 +217,27 @@ func TestOptimiserVariables(t *testing.T) {
 	}
 	if v := pm.value(1, pm.u0[1]); math.Abs(v-step) > 1e-12*step {
 		t.Errorf("a lengthscale starting below the bound starts at %v, want the median spacing %v", v, step)
+	}
+}
+
+// TestNumericalError: CVI at a point where the expectation is NaN fails
+// with an ErrNumerical that names the bin, for callers to tell numerical
+// trouble from malformed input.
+func TestNumericalError(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	data := testData(rng, 20, 2, math.Inf(1))
+	k, _ := kernel.NewMatern32(0.5, 1.0)
+	m, _ := filter.NewModel(k, nil, nil, 2)
+	g, _ := NewGaussian(0.01)
+	e, err := NewEngine(m, nanBelow{Factorised{g}, g, 0.05}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = e.Converge(1, 1e-6, 10)
+	if !errors.Is(err, ErrNumerical) || !errors.Is(err, filter.ErrNumerical) {
+		t.Fatalf("got %v, want an ErrNumerical", err)
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "cvi: bin ") || !strings.Contains(msg, "NaN") {
+		t.Errorf("message %q", msg)
 	}
 }

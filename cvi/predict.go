@@ -1,9 +1,8 @@
 package cvi
 
 import (
-	"fmt"
-
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/internal/errs"
 )
 
 // PredictAll smooths over every bin of the data — observed bins with their
@@ -19,7 +18,7 @@ func (e *Engine) PredictAll(dst *filter.Posterior) error {
 		copy(d2, s2)
 	}
 	if err := filter.Smooth(dst, e.model, e.data.Times, all); err != nil {
-		return fmt.Errorf("cvi: predict: %w", err)
+		return errs.Within("cvi", err, "predict")
 	}
 	return nil
 }

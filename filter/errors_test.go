@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -141,5 +142,31 @@ func TestLongRunStaysPSD(t *testing.T) {
 	t.Logf("after %d bins: min eigenvalue %.3g, max |P| %.3g", n, minEig, maxAbs)
 	if minEig < -1e-12*maxAbs {
 		t.Errorf("covariance lost positive semi-definiteness: min eigenvalue %.3g", minEig)
+	}
+}
+
+// TestNumericalErrors: a run whose log marginal likelihood overflows is an
+// ErrNumerical, with the package prefix once.
+func TestNumericalErrors(t *testing.T) {
+	k, _ := kernel.NewMatern32(1e300, 1)
+	times := []float64{0, 1, 2}
+	for _, full := range []bool{false} {
+		m, err := NewModel(k, nil, nil, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewSites(3, 2, full)
+		for n := 0; n < 3; n++ {
+			for c := 0; c < 2; c++ {
+				s.SetGaussian(n, c, 1e300, 1)
+			}
+		}
+		err = Filter(&Posterior{}, m, times, s)
+		if !errors.Is(err, ErrNumerical) {
+			t.Fatalf("full %v: got %v, want an ErrNumerical", full, err)
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "filter: ") || strings.Count(msg, "filter: ") != 1 {
+			t.Errorf("full %v: message %q does not name the package once", full, msg)
+		}
 	}
 }

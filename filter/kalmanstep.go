@@ -1,7 +1,7 @@
 package filter
 
 import (
-	"errors"
+	"fmt"
 	"math"
 
 	"github.com/dcgpd/dcgpd/internal/linalg"
@@ -133,7 +133,9 @@ func updateDense(mf, pf, mp, pp, cw, cs, z []float64, sup []int, r int, w *dense
 	return ll, nil
 }
 
-var errInnovation = errors.New("filter: innovation covariance is not positive definite (non-finite state?)")
+// errInnovation is the update's failure: S = C·P·Cᵀ + I is not positive
+// definite.
+var errInnovation = fmt.Errorf("%w: the predicted covariance of the observed demand is not positive definite (extreme hyperparameters or sites?)", ErrNumerical)
 
 // updateSupport is updateDense with plain loops for small r·D², touching
 // only the state components the observation rows measure (their support
@@ -294,7 +296,7 @@ func smoothDense(ms, ps, mf, pf, msN, psN, mpN, ppN, aN []float64, w *denseWork)
 		linalg.TrsmLower(ch, D, x, D, D)
 		linalg.TrsmLowerT(ch, D, x, D, D)
 	} else if !linalg.PSDSolve(ppN, D, x, D) {
-		return errors.New("filter: smoother: predicted covariance cannot be factorised")
+		return fmt.Errorf("%w: the smoother's predicted covariance is not positive semi-definite", ErrNumerical)
 	}
 	diff := w.diff
 	for i := 0; i < D; i++ {

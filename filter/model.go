@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/dcgpd/dcgpd/filter/kernel"
+	"github.com/dcgpd/dcgpd/internal/errs"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
@@ -126,11 +127,11 @@ func (m *Model) refresh() error {
 		return errors.New("filter: a product kernel needs product features")
 	}
 	if err := m.spatial.Gram(m.b, m.features); err != nil {
-		return fmt.Errorf("filter: product Gram matrix: %w", err)
+		return errs.Within("filter", err, "product kernel")
 	}
 	sym := blas64.Symmetric{N: np, Stride: np, Data: m.b, Uplo: blas.Lower}
 	if _, ok := lapack64.Potrf(sym); !ok {
-		return errors.New("filter: product Gram matrix is not positive definite (duplicate features or too long a lengthscale?)")
+		return errors.New("filter: the product kernel's covariance between the products is not positive definite (two products with the same features, or too long a lengthscale?)")
 	}
 	// Potrf leaves the strict upper triangle untouched: clear it.
 	for i := 0; i < np; i++ {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dcgpd/dcgpd/filter/kernel"
+	"github.com/dcgpd/dcgpd/internal/errs"
 	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
@@ -137,7 +138,7 @@ func (p *Posterior) runIndependent(m *Model, times []float64, s *Sites, smooth b
 		c.grow(n, d, d, smooth, true)
 		ll, err := p.runChain(c, m, kern, times, s, k, smooth)
 		if err != nil {
-			return fmt.Errorf("product %d: %w", k, err)
+			return errs.Withinf("filter", err, "product %d", k)
 		}
 		p.LogLik += ll
 		if !p.twoState(c) {
@@ -272,7 +273,7 @@ func (p *Posterior) filterChain(c *chain, m *Model, kern kernel.Temporal, times 
 			var err error
 			l1, l2 := s.Bin(n)
 			if r, err = p.whiten(m, l1, l2, s.Full, &siteDet); err != nil {
-				return 0, fmt.Errorf("bin %d: %w", n, err)
+				return 0, errs.Withinf("filter", err, "bin %d", n)
 			}
 		}
 		// The backward pass keeps U = L⁻¹·Cw·pp, which updateDense then
@@ -285,7 +286,7 @@ func (p *Posterior) filterChain(c *chain, m *Model, kern kernel.Temporal, times 
 		l, err := updateDense(c.mf[n*D:(n+1)*D], c.pf[n*D*D:(n+1)*D*D], mp, pp, p.cw, p.cs, p.z, p.sup, r, w, &innovDet)
 		w.ut = ut
 		if err != nil {
-			return 0, fmt.Errorf("bin %d: %w", n, err)
+			return 0, errs.Withinf("filter", err, "bin %d", n)
 		}
 		if rec {
 			p.chainMBF.record(n, r, p.NP, D, p.cw, p.cs, p.sup, w)
@@ -309,7 +310,7 @@ func (p *Posterior) smoothChain(c *chain, d, N int) error {
 			c.ms[(n+1)*D:(n+2)*D], c.ps[(n+1)*D*D:(n+2)*D*D], c.mp[(n+1)*D:(n+2)*D], c.pp[(n+1)*D*D:(n+2)*D*D],
 			c.transition(n+1, dd), w)
 		if err != nil {
-			return fmt.Errorf("bin %d: %w", n, err)
+			return errs.Withinf("filter", err, "bin %d", n)
 		}
 	}
 	return nil

@@ -1,13 +1,14 @@
 package filter
 
 import (
-	"errors"
+	"fmt"
 	"math"
 
 	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
-var errNonFinite = errors.New("filter: log marginal likelihood is not finite (singular or non-finite state)")
+// errNonFinite is a run whose log marginal likelihood is not finite.
+var errNonFinite = fmt.Errorf("%w: the log marginal likelihood is not finite (extreme hyperparameters or sites?)", ErrNumerical)
 
 // runTwoState is the Kalman filter and RTS smoother of one chain with a
 // 2-dimensional state observed through H = [1, 0] by scalar sites (product

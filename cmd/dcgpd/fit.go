@@ -142,6 +142,9 @@ func fitGrid(ctx context.Context, data *cvi.Data, prods *csvio.Products, sp spec
 		if errors.Is(err, context.Canceled) {
 			return nil, fmt.Errorf("interrupted")
 		}
+		if errors.Is(err, cvi.ErrNumerical) {
+			return nil, fmt.Errorf("%w\n  (the hyperparameters reached values where the model cannot be evaluated: fix the ones that drift in the configuration, e.g. fixed_params or noise_fixed, or start them nearer the data's scale)", err)
+		}
 		return nil, err
 	}
 	b, e := f.Built, f.Engine

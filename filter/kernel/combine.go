@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/dcgpd/dcgpd/internal/errs"
 )
 
 // Sum is the sum of independent temporal kernels, k(τ) = Σ_i k_i(τ): the
@@ -216,7 +218,7 @@ func setComponentParams[K cloneable[K]](src []float64, n int, ks []K) error {
 				k = k.Clone()
 			}
 			if err := k.SetParams(src[o : o+p]); err != nil {
-				return fmt.Errorf("kernel: component %d: %w", i, err)
+				return errs.Withinf("kernel", err, "component %d", i)
 			}
 			o += p
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/dcgpd/dcgpd/internal/errs"
 	"github.com/dcgpd/dcgpd/internal/geo"
 	"github.com/dcgpd/dcgpd/internal/mathx"
 )
@@ -291,7 +292,7 @@ func NewMaternSpatial(order int, metric Metric, variance float64, lengthscales .
 	}
 	b, err := newStationarySpatial(metric, variance, lengthscales)
 	if err != nil {
-		return nil, fmt.Errorf("kernel: Matérn spatial kernel: %w", err)
+		return nil, errs.Within("kernel", err, "Matérn spatial kernel")
 	}
 	return &MaternSpatial{b, order}, nil
 }
@@ -322,7 +323,7 @@ type RBF struct {
 func NewRBF(metric Metric, variance float64, lengthscales ...float64) (*RBF, error) {
 	b, err := newStationarySpatial(metric, variance, lengthscales)
 	if err != nil {
-		return nil, fmt.Errorf("kernel: RBF kernel: %w", err)
+		return nil, errs.Within("kernel", err, "RBF kernel")
 	}
 	return &RBF{b}, nil
 }
@@ -509,7 +510,7 @@ func (s *Separable) Gram(dst []float64, features [][]float64) error {
 			target = tmp
 		}
 		if err := k.Gram(target, sub); err != nil {
-			return fmt.Errorf("kernel: separable component %d: %w", c, err)
+			return errs.Withinf("kernel", err, "separable component %d", c)
 		}
 		if c > 0 {
 			for i, v := range tmp {
