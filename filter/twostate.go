@@ -24,16 +24,16 @@ var errNonFinite = fmt.Errorf("%w: the log marginal likelihood is not finite (ex
 // prior is the stationary one, or the model's start st (chain k) predicted
 // to it.
 func runTwoState(c *chain, kern kernel.Temporal, times, nat1, nat2, mean, vari []float64, k, np int, smooth bool, st *modelStart) (float64, error) {
-	var pinf, q [4]float64
+	var pinf, q, a0 [4]float64
 	var scratch [12]float64
 	a := c.a
 	var m0, m1, p00, p01, p11 float64
 	if st != nil {
-		// The start predicted to the first bin.
+		// The start, to be predicted to the first bin through a0.
 		sm, sp := st.chain(k)
-		kern.Transition(a[:4], times[0]-st.t0)
+		m0, m1, p00, p01, p11 = sm[0], sm[1], sp[0], sp[1], sp[3]
+		kern.Transition(a0[:], times[0]-st.t0)
 		kernel.ProcessNoise(kern, q[:], times[0]-st.t0, scratch[:])
-		m0, m1, p00, p01, p11 = predictTwoState(a[:4], q[:], sm[0], sm[1], sp[0], sp[1], sp[3])
 	} else {
 		kern.Stationary(pinf[:])
 		p00, p01, p11 = pinf[0], pinf[1], pinf[3]
@@ -43,9 +43,12 @@ func runTwoState(c *chain, kern kernel.Temporal, times, nat1, nat2, mean, vari [
 	prod, nprod := 1.0, 0
 	prevDt := math.NaN()
 	for n := range times {
-		if n > 0 {
+		// The transition into bin n: from bin n−1, or from the start.
+		var an []float64
+		switch {
+		case n > 0:
 			dt := times[n] - times[n-1]
-			an := a[4*n : 4*n+4]
+			an = a[4*n : 4*n+4]
 			if dt == prevDt {
 				copy(an, a[4*n-4:4*n])
 			} else {
@@ -53,6 +56,11 @@ func runTwoState(c *chain, kern kernel.Temporal, times, nat1, nat2, mean, vari [
 				kernel.ProcessNoise(kern, q[:], dt, scratch[:])
 				prevDt = dt
 			}
+		case st != nil:
+			an = a0[:]
+		}
+		if an != nil {
+			// x = A·x, P = A·P·Aᵀ + Q.
 			a00, a01, a10, a11 := an[0], an[1], an[2], an[3]
 			m0, m1 = a00*m0+a01*m1, a10*m0+a11*m1
 			c00, c01 := a00*p00+a01*p01, a00*p01+a01*p11
@@ -139,17 +147,4 @@ func smoothTwoState(c *chain, N int, mean, vari []float64, k, np int) {
 		p[0], p[1], p[2], p[3] = s00, s01, s01, s11
 		mean[n*np+k], vari[n*np+k] = s0, s00
 	}
-}
-
-// predictTwoState returns A·m and A·P·Aᵀ + Q for the 2-state m = (m0, m1) and
-// symmetric P, as runTwoState's step forms them.
-func predictTwoState(a, q []float64, m0, m1, p00, p01, p11 float64) (n0, n1, q00, q01, q11 float64) {
-	a00, a01, a10, a11 := a[0], a[1], a[2], a[3]
-	n0, n1 = a00*m0+a01*m1, a10*m0+a11*m1
-	c00, c01 := a00*p00+a01*p01, a00*p01+a01*p11
-	c10, c11 := a10*p00+a11*p01, a10*p01+a11*p11
-	q00 = c00*a00 + c01*a01 + q[0]
-	q01 = c00*a10 + c01*a11 + 0.5*(q[1]+q[2])
-	q11 = c10*a10 + c11*a11 + q[3]
-	return n0, n1, q00, q01, q11
 }

@@ -63,30 +63,14 @@ func lower(a []float64, n int) blas64.Triangular {
 	return blas64.Triangular{N: n, Stride: n, Data: a, Uplo: blas.Lower, Diag: blas.NonUnit}
 }
 
-// TrsmLower overwrites the n×k row-major b (stride ldb) with L⁻¹·b for the lower
-// Cholesky factor L (n×n) in l.
+// TrsmLower overwrites the n×k row-major b (stride ldb) with L⁻¹·b for the
+// lower Cholesky factor L (n×n) in l.
 func TrsmLower(l []float64, n int, b []float64, k, ldb int) {
 	if n*n*k > SmallOps {
 		blas64.Trsm(blas.Left, blas.NoTrans, 1, lower(l, n), General(n, k, ldb, b))
 		return
 	}
-	for i := 0; i < n; i++ {
-		bi := b[i*ldb : i*ldb+k]
-		for p := 0; p < i; p++ {
-			lip := l[i*n+p]
-			if lip == 0 {
-				continue
-			}
-			bp := b[p*ldb : p*ldb+k]
-			for j := range bi {
-				bi[j] -= lip * bp[j]
-			}
-		}
-		inv := 1 / l[i*n+i]
-		for j := range bi {
-			bi[j] *= inv
-		}
-	}
+	trsmSmall(l, n, b, k, ldb, false)
 }
 
 // TrsmLowerT overwrites the n×k b with L⁻ᵀ·b.
@@ -95,16 +79,31 @@ func TrsmLowerT(l []float64, n int, b []float64, k, ldb int) {
 		blas64.Trsm(blas.Left, blas.Trans, 1, lower(l, n), General(n, k, ldb, b))
 		return
 	}
-	for i := n - 1; i >= 0; i-- {
+	trsmSmall(l, n, b, k, ldb, true)
+}
+
+// trsmSmall is the triangular solve with plain loops, skipping zeros of
+// L: forward substitution with L, or with trans back substitution with
+// Lᵀ (row i then takes the rows p > i, through L's column i).
+func trsmSmall(l []float64, n int, b []float64, k, ldb int, trans bool) {
+	for s := 0; s < n; s++ {
+		i, lo, hi := s, 0, s
+		if trans {
+			i = n - 1 - s
+			lo, hi = i+1, n
+		}
 		bi := b[i*ldb : i*ldb+k]
-		for p := i + 1; p < n; p++ {
-			lpi := l[p*n+i]
-			if lpi == 0 {
+		for p := lo; p < hi; p++ {
+			lip := l[i*n+p]
+			if trans {
+				lip = l[p*n+i]
+			}
+			if lip == 0 {
 				continue
 			}
 			bp := b[p*ldb : p*ldb+k]
 			for j := range bi {
-				bi[j] -= lpi * bp[j]
+				bi[j] -= lip * bp[j]
 			}
 		}
 		inv := 1 / l[i*n+i]
