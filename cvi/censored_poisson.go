@@ -18,6 +18,7 @@ import (
 type CensoredPoisson struct {
 	link Link
 	Quadrature
+	noParams
 }
 
 // NewCensoredPoisson returns a censored Poisson likelihood with the given
@@ -151,23 +152,3 @@ func (p *CensoredPoisson) ExpectParamGrad(o Obs, m, v float64, _ []float64) floa
 	e, _, _ := p.Expect(o, m, v)
 	return e
 }
-
-// NoiseVariance returns 0: counts carry no additive noise.
-func (p *CensoredPoisson) NoiseVariance() float64 { return 0 }
-
-// NumParams returns 0.
-func (p *CensoredPoisson) NumParams() int { return 0 }
-
-// ParamNames returns an empty list.
-func (p *CensoredPoisson) ParamNames() []string { return nil }
-
-// Params returns dst unchanged (an empty slice if nil).
-func (p *CensoredPoisson) Params(dst []float64) []float64 {
-	if dst == nil {
-		dst = []float64{}
-	}
-	return dst
-}
-
-// SetParams accepts only an empty src.
-func (p *CensoredPoisson) SetParams(src []float64) error { return checkNoParams(src) }

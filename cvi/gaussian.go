@@ -2,17 +2,13 @@ package cvi
 
 import (
 	"math"
-
-	"github.com/dcgpd/dcgpd/internal/mathx"
 )
-
-var varianceName = []string{"variance"}
 
 // Gaussian is the likelihood y ~ N(f, σ²) with noise variance σ² (the
 // NCGP model). It ignores Obs.Censored and Obs.Supply: censored sales are
 // treated as if they were the demand. All expectations are closed forms.
 type Gaussian struct {
-	variance float64
+	noise
 }
 
 // NewGaussian returns a Gaussian likelihood with noise variance σ² > 0.
@@ -20,11 +16,8 @@ func NewGaussian(variance float64) (*Gaussian, error) {
 	if err := checkVariance(variance); err != nil {
 		return nil, err
 	}
-	return &Gaussian{variance: variance}, nil
+	return &Gaussian{noise{variance}}, nil
 }
-
-// Variance returns the noise variance σ².
-func (g *Gaussian) Variance() float64 { return g.variance }
 
 // LogLik returns log N(y|f, σ²), (y−f)/σ² and −1/σ².
 func (g *Gaussian) LogLik(o Obs, f float64) (l, dl, d2l float64) {
@@ -50,34 +43,6 @@ func (g *Gaussian) ExpectParamGrad(o Obs, m, v float64, grad []float64) float64 
 	e, _, _ := gaussExpect(o.Y, m, v, g.variance)
 	grad[0] += gaussExpectDVar(o.Y, m, v, g.variance) * softplusSlope(g.variance)
 	return e
-}
-
-// NoiseVariance returns σ².
-func (g *Gaussian) NoiseVariance() float64 { return g.variance }
-
-// NumParams returns 1.
-func (g *Gaussian) NumParams() int { return 1 }
-
-// ParamNames returns ["variance"].
-func (g *Gaussian) ParamNames() []string { return varianceName }
-
-// Params writes softplus⁻¹(σ²) into dst.
-func (g *Gaussian) Params(dst []float64) []float64 {
-	if dst == nil {
-		dst = make([]float64, 1)
-	}
-	dst[0] = mathx.SoftplusInv(g.variance)
-	return dst
-}
-
-// SetParams sets σ² = softplus(src[0]).
-func (g *Gaussian) SetParams(src []float64) error {
-	v, err := setPositiveParam("variance", src)
-	if err != nil {
-		return err
-	}
-	g.variance = v
-	return nil
 }
 
 // gaussLogPdf returns log N(y|mean, variance).

@@ -62,13 +62,5 @@ func checkVariance(v float64) error {
 	return nil
 }
 
-// checkNoParams validates the parameter count of a parameter-free family.
-func checkNoParams(src []float64) error {
-	if len(src) != 0 {
-		return fmt.Errorf("cvi: want 0 parameters, got %d", len(src))
-	}
-	return nil
-}
-
 // badVariance reports whether v cannot be the variance of q(f).
 func badVariance(v float64) bool { return !(v >= 0) || math.IsInf(v, 1) }

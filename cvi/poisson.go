@@ -27,6 +27,7 @@ func poissonLogLik(link Link, y, f float64) (l, dl, d2l float64) {
 type Poisson struct {
 	link Link
 	Quadrature
+	noParams
 }
 
 // NewPoisson returns a Poisson likelihood with the given link.
@@ -87,23 +88,3 @@ func (p *Poisson) ExpectParamGrad(o Obs, m, v float64, _ []float64) float64 {
 	e, _, _ := p.Expect(o, m, v)
 	return e
 }
-
-// NoiseVariance returns 0: counts carry no additive noise.
-func (p *Poisson) NoiseVariance() float64 { return 0 }
-
-// NumParams returns 0.
-func (p *Poisson) NumParams() int { return 0 }
-
-// ParamNames returns an empty list.
-func (p *Poisson) ParamNames() []string { return nil }
-
-// Params returns dst unchanged (an empty slice if nil).
-func (p *Poisson) Params(dst []float64) []float64 {
-	if dst == nil {
-		dst = []float64{}
-	}
-	return dst
-}
-
-// SetParams accepts only an empty src.
-func (p *Poisson) SetParams(src []float64) error { return checkNoParams(src) }

@@ -2,8 +2,6 @@ package cvi
 
 import (
 	"math"
-
-	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
 // Tobit is the right-censored Gaussian likelihood of the CGP model: the
@@ -16,7 +14,7 @@ import (
 // exactly (no epsilon floor), with exact derivatives through InvMills.
 // Expectations of the censored term use the embedded Quadrature.
 type Tobit struct {
-	variance float64
+	noise
 	Quadrature
 }
 
@@ -25,11 +23,8 @@ func NewTobit(variance float64) (*Tobit, error) {
 	if err := checkVariance(variance); err != nil {
 		return nil, err
 	}
-	return &Tobit{variance: variance}, nil
+	return &Tobit{noise: noise{variance}}, nil
 }
-
-// Variance returns the noise variance σ².
-func (t *Tobit) Variance() float64 { return t.variance }
 
 // LogLik returns log p(y|f) and its first two derivatives in f.
 func (t *Tobit) LogLik(o Obs, f float64) (l, dl, d2l float64) {
@@ -93,32 +88,4 @@ func (t *Tobit) ExpectParamGrad(o Obs, m, v float64, grad []float64) float64 {
 	}, t.transition(u))
 	grad[0] += dvar * softplusSlope(s2)
 	return e
-}
-
-// NoiseVariance returns σ².
-func (t *Tobit) NoiseVariance() float64 { return t.variance }
-
-// NumParams returns 1.
-func (t *Tobit) NumParams() int { return 1 }
-
-// ParamNames returns ["variance"].
-func (t *Tobit) ParamNames() []string { return varianceName }
-
-// Params writes softplus⁻¹(σ²) into dst.
-func (t *Tobit) Params(dst []float64) []float64 {
-	if dst == nil {
-		dst = make([]float64, 1)
-	}
-	dst[0] = mathx.SoftplusInv(t.variance)
-	return dst
-}
-
-// SetParams sets σ² = softplus(src[0]).
-func (t *Tobit) SetParams(src []float64) error {
-	v, err := setPositiveParam("variance", src)
-	if err != nil {
-		return err
-	}
-	t.variance = v
-	return nil
 }
