@@ -48,7 +48,7 @@ type Graph struct {
 // products, K = 8: tens of milliseconds). The dense graph costs O(N_p²)
 // and is limited to MaxDenseEdges edges.
 func NewGraph(features [][]float64, opt GraphOptions) (*Graph, error) {
-	dim, err := opt.Metric.ValidateFeatures(features)
+	dim, err := validateFeatures(opt.Metric, features)
 	if err != nil {
 		return nil, err
 	}

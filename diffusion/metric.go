@@ -8,61 +8,26 @@ import (
 )
 
 // Metric selects how distances between product feature vectors are
-// measured. The zero value is Euclidean.
-type Metric int
+// measured (see geo.Metric): Euclidean or GreatCircle. The zero value is
+// Euclidean.
+type Metric = geo.Metric
 
 const (
 	// Euclidean is the straight-line distance between feature vectors of
 	// any (common) dimension, in the features' own units.
-	Euclidean Metric = iota
+	Euclidean = geo.Euclidean
 	// GreatCircle treats each feature vector as (latitude, longitude) in
-	// degrees and measures the haversine great-circle distance in metres on
-	// a sphere of radius geo.EarthRadius. Lengthscales and cut-offs are then in
-	// metres too.
-	GreatCircle
+	// degrees and measures the great-circle distance in metres.
+	// Lengthscales and cut-offs are then in metres too.
+	GreatCircle = geo.GreatCircle
 )
 
-// String returns the metric's name.
-func (m Metric) String() string {
-	switch m {
-	case Euclidean:
-		return "euclidean"
-	case GreatCircle:
-		return "great-circle"
-	}
-	return fmt.Sprintf("Metric(%d)", int(m))
-}
-
-// SquaredDistance returns the squared distance between p and q under m.
-// Euclidean distances are summed as Σ(p_k − q_k)², which is exactly zero for
-// p = q. It does not validate its arguments; see ValidateFeatures.
-func (m Metric) SquaredDistance(p, q []float64) float64 {
-	if m == GreatCircle {
-		d := geo.Haversine(p[0], p[1], q[0], q[1])
-		return d * d
-	}
-	var s float64
-	for k := range p {
-		t := p[k] - q[k]
-		s += t * t
-	}
-	return s
-}
-
-// Distance returns the distance between p and q under m (metres for
-// GreatCircle). It does not validate its arguments; see ValidateFeatures.
-func (m Metric) Distance(p, q []float64) float64 {
-	if m == GreatCircle {
-		return geo.Haversine(p[0], p[1], q[0], q[1])
-	}
-	return math.Sqrt(m.SquaredDistance(p, q))
-}
-
-// ValidateFeatures checks that features is non-empty, that every vector is
+// validateFeatures checks that features is non-empty, that every vector is
 // finite and has the same non-zero dimension, and, for GreatCircle, that
 // each vector is (lat, lon) with |lat| <= 90 and |lon| <= 360 degrees. It
-// returns the common dimension.
-func (m Metric) ValidateFeatures(features [][]float64) (int, error) {
+// returns the common dimension. The graph supports Euclidean and
+// GreatCircle only.
+func validateFeatures(m Metric, features [][]float64) (int, error) {
 	if m != Euclidean && m != GreatCircle {
 		return 0, fmt.Errorf("diffusion: unknown metric %v", m)
 	}

@@ -12,42 +12,29 @@ import (
 )
 
 // Metric says how a spatial kernel measures the distance between two
-// feature vectors.
-type Metric int
+// feature vectors (see geo.Metric).
+type Metric = geo.Metric
 
 const (
 	// Euclidean treats features as coordinates, with one lengthscale per
 	// feature (automatic relevance determination):
 	// r = √(Σ_i ((p_i − q_i)/ℓ_i)²).
-	Euclidean Metric = iota
+	Euclidean = geo.Euclidean
 	// GreatCircle treats features as (latitude, longitude) in degrees and
-	// uses the great-circle (haversine) distance in metres over one
-	// lengthscale in metres: r = geo.Haversine(p, q)/ℓ. Only the Matérn-1/2
-	// kernel is guaranteed positive definite on the whole sphere with this
-	// distance (Gneiting 2013); smoother kernels are safe in practice when
-	// ℓ and the points' spread are small against the Earth's radius, and
-	// Chordal is the always-valid alternative.
-	GreatCircle
+	// uses the great-circle distance in metres over one lengthscale in
+	// metres: r = geo.Haversine(p, q)/ℓ. Only the Matérn-1/2 kernel is
+	// guaranteed positive definite on the whole sphere with this distance
+	// (Gneiting 2013); smoother kernels are safe in practice when ℓ and the
+	// points' spread are small against the Earth's radius, and Chordal is
+	// the always-valid alternative.
+	GreatCircle = geo.GreatCircle
 	// Chordal is GreatCircle with the straight-line distance through the
 	// Earth, 2R·sin(c/2) for central angle c. It is a Euclidean distance in
 	// ℝ³, so every kernel stays positive definite, and it differs from the
 	// great-circle distance by a factor of about 1 − c²/24: under 0.1% up to
 	// about 1000 km.
-	Chordal
+	Chordal = geo.Chordal
 )
-
-// String returns the metric's name.
-func (m Metric) String() string {
-	switch m {
-	case Euclidean:
-		return "euclidean"
-	case GreatCircle:
-		return "great-circle"
-	case Chordal:
-		return "chordal"
-	}
-	return "Metric(" + strconv.Itoa(int(m)) + ")"
-}
 
 // scaledDistance is a metric with its lengthscales: one per feature for
 // Euclidean, a single one in metres for the geographic metrics.
@@ -90,11 +77,8 @@ func (d *scaledDistance) dim() int {
 // exactly 0. p and q must have length dim.
 func (d *scaledDistance) scaled2(p, q []float64) float64 {
 	switch d.metric {
-	case GreatCircle:
-		r := geo.Haversine(p[0], p[1], q[0], q[1]) / d.ls[0]
-		return r * r
-	case Chordal:
-		r := geo.Chord(p[0], p[1], q[0], q[1]) / d.ls[0]
+	case GreatCircle, Chordal:
+		r := d.metric.Distance(p, q) / d.ls[0]
 		return r * r
 	}
 	var s float64

@@ -73,3 +73,32 @@ func TestHaversine(t *testing.T) {
 		t.Error("Haversine of NaN is not NaN")
 	}
 }
+
+func TestMetric(t *testing.T) {
+	p, q := []float64{40.7, -74}, []float64{40.71, -73.99}
+	for _, c := range []struct {
+		m    Metric
+		name string
+		want float64
+	}{
+		{Euclidean, "euclidean", math.Hypot(0.01, 0.01)},
+		{GreatCircle, "great-circle", Haversine(40.7, -74, 40.71, -73.99)},
+		{Chordal, "chordal", Chord(40.7, -74, 40.71, -73.99)},
+	} {
+		if c.m.String() != c.name {
+			t.Errorf("%d: name %q, want %q", int(c.m), c.m.String(), c.name)
+		}
+		if d := c.m.Distance(p, q); math.Abs(d-c.want) > 1e-12*c.want {
+			t.Errorf("%v: distance %v, want %v", c.m, d, c.want)
+		}
+		if d2, d := c.m.SquaredDistance(p, q), c.m.Distance(p, q); math.Abs(d2-d*d) > 1e-12*d2 {
+			t.Errorf("%v: squared distance %v, distance² %v", c.m, d2, d*d)
+		}
+		if c.m.SquaredDistance(p, p) != 0 {
+			t.Errorf("%v: distance from a point to itself is not 0", c.m)
+		}
+	}
+	if Metric(7).String() != "Metric(7)" {
+		t.Errorf("unknown metric: %q", Metric(7).String())
+	}
+}
