@@ -8,7 +8,9 @@ package cvi
 //   - Parallel: expectations of different bins on several goroutines;
 //   - FusedExpecter: the parameter gradient in the expectation's pass;
 //   - ParamHolder: told which of its parameters learning holds fixed;
-//   - SearchRuler: a cheaper expectation rule while learning searches.
+//   - SearchRuler: a cheaper expectation rule while learning searches;
+//   - ParamValuer: parameter values in the user's units, where some are
+//     not softplus⁻¹ of their value.
 //
 // A likelihood per product (Scalar) becomes a Likelihood through
 // Factorised, which is Parallel by the Scalar contract. The package's
@@ -120,4 +122,14 @@ type ParamHolder interface {
 type SearchRuler interface {
 	SetSearch(on bool)
 	RuleName() string
+}
+
+// ParamValuer is a Likelihood with a parameter that is not stored as
+// softplus⁻¹ of its value (the diffusion sink, π = tanh|θ|). ParamValues
+// writes every parameter's value in the user's units (ParamNames order)
+// into dst, which must have length NumParams, and returns it; a nil dst
+// allocates. For a likelihood without it, every value is softplus of
+// Params.
+type ParamValuer interface {
+	ParamValues(dst []float64) []float64
 }

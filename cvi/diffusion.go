@@ -141,6 +141,7 @@ var (
 	_ FusedExpecter = (*Diffusion)(nil)
 	_ ParamHolder   = (*Diffusion)(nil)
 	_ SearchRuler   = (*Diffusion)(nil)
+	_ ParamValuer   = (*Diffusion)(nil)
 )
 
 // HoldParams tells the likelihood which of its parameters learning holds
@@ -348,6 +349,19 @@ func (d *Diffusion) Params(dst []float64) []float64 {
 	if d.learnable() {
 		dst[1], _ = diffusion.LengthscaleToRaw(d.ell)
 		dst[2], _ = diffusion.SinkToRaw(d.pi)
+	}
+	return dst
+}
+
+// ParamValues writes σ², ℓ and π (σ² only with an explicit transition
+// matrix).
+func (d *Diffusion) ParamValues(dst []float64) []float64 {
+	if dst == nil {
+		dst = make([]float64, d.NumParams())
+	}
+	dst[0] = d.variance
+	if d.learnable() {
+		dst[1], dst[2] = d.ell, d.pi
 	}
 	return dst
 }

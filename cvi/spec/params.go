@@ -1,9 +1,7 @@
 package spec
 
 import (
-	"strings"
-
-	"github.com/dcgpd/dcgpd/diffusion"
+	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
@@ -20,18 +18,23 @@ type Parameter struct {
 // it, so `fit`, the demo and the daemon report the same thing.
 func (b *Built) Parameters() []Parameter {
 	names := b.Model.ParamNames()
-	raw := b.Model.Params(nil)
+	var vals []float64
+	for _, raw := range b.Model.Params(nil) {
+		vals = append(vals, mathx.Softplus(raw)) // every kernel parameter is positive
+	}
 	for _, n := range b.Lik.ParamNames() {
 		names = append(names, "likelihood."+n)
 	}
-	raw = append(raw, b.Lik.Params(nil)...)
+	if pv, ok := b.Lik.(cvi.ParamValuer); ok {
+		vals = append(vals, pv.ParamValues(nil)...)
+	} else {
+		for _, raw := range b.Lik.Params(nil) {
+			vals = append(vals, mathx.Softplus(raw))
+		}
+	}
 	out := make([]Parameter, len(names))
 	for i, n := range names {
-		v := mathx.Softplus(raw[i])
-		if strings.HasSuffix(n, ".sink") {
-			v, _ = diffusion.SinkFromRaw(raw[i])
-		}
-		out[i] = Parameter{Name: n, Value: v, Learned: b.Learn && !b.Fixed[n]}
+		out[i] = Parameter{Name: n, Value: vals[i], Learned: b.Learn && !b.Fixed[n]}
 	}
 	return out
 }

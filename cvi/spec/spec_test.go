@@ -122,3 +122,37 @@ func TestCountLikelihoodStartsOnTheLogScale(t *testing.T) {
 		}
 	}
 }
+
+// TestParameters: a built model reports every hyperparameter by name in
+// the user's units (the sink as a probability) and whether learning may
+// move it.
+func TestParameters(t *testing.T) {
+	s := Spec{Model: Model{Likelihood: "diffusion", NoiseVariance: 1.5,
+		Temporal:  []Temporal{{Kernel: "matern32", Variance: 2, Lengthscale: 24, FixedParams: []string{"lengthscale"}}},
+		Diffusion: Diffusion{Lengthscale: 250, Sink: 0.2}}}
+	sum := Summary{Variance: 1, MedianStep: 1, NP: 2, Features: [][]float64{{0, 0}, {100, 0}}, Names: []string{"a", "b"}}
+	b, err := s.Build(sum, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Parameter{
+		{"temporal.variance", 2, true},
+		{"temporal.lengthscale", 24, false},
+		{"likelihood.variance", 1.5, true},
+		{"likelihood.lengthscale", 250, false},
+		{"likelihood.sink", 0.2, false},
+	}
+	got := b.Parameters()
+	if len(got) != len(want) {
+		t.Fatalf("parameters %+v, want %+v", got, want)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Name != w.Name || g.Learned != w.Learned || math.Abs(g.Value-w.Value) > 1e-12*w.Value {
+			t.Errorf("parameter %d = %+v, want %+v", i, g, w)
+		}
+	}
+	if got[4].Value != 0.2 || got[3].Value != 250 {
+		t.Errorf("the diffusion parameters are not reported as configured: %v, %v", got[3].Value, got[4].Value)
+	}
+}
