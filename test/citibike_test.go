@@ -18,7 +18,7 @@ const citibikeDir = "../../shared/data/citibike"
 
 // TestCitiBikeDCGPBeatsCGP runs `dcgpd fit` on real hourly pickups of the
 // paper's 4-hub cluster (June–July 2018) with supply and censoring
-// simulated as in the paper's bike appendix (reference-notes §5.4), and
+// simulated as in the paper's bike appendix, and
 // checks that the diffusion-aware model recovers the true pickups of the
 // training hours better than the censored model.
 func TestCitiBikeDCGPBeatsCGP(t *testing.T) {

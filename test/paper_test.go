@@ -9,10 +9,10 @@ import (
 	"github.com/dcgpd/dcgpd/internal/experiment"
 )
 
-// paperDCGPfTestRMSE is the paper's DCGP-f test RMSE per dataset
-// (reference-notes §5.5; ST-2 with the 2-step model, as the data were
-// generated with two diffusion steps), and paperOracleTestRMSE the
-// Oracle's (same for ST-1 and ST-2).
+// paperDCGPfTestRMSE is the paper's published DCGP-f test RMSE per
+// dataset (ST-2 with the 2-step model, as the data were generated with two
+// diffusion steps), and paperOracleTestRMSE the Oracle's (same for ST-1
+// and ST-2).
 var (
 	paperDCGPfTestRMSE  = map[string]float64{"A": 0.108, "B": 0.107, "C": 0.107, "ST1": 0.268, "ST2": 0.269}
 	paperOracleTestRMSE = map[string]float64{"A": 0.099, "B": 0.103, "C": 0.104, "ST1": 0.273, "ST2": 0.273}

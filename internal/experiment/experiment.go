@@ -73,8 +73,8 @@ func Generate(name string, seed uint64) (*synth.Dataset, error) {
 // isST reports whether ds is a spatio-temporal dataset.
 func isST(ds *synth.Dataset) bool { return strings.HasPrefix(ds.Name, "ST") }
 
-// Spec returns the model configuration of one of the paper's models for ds
-// (reference-notes §5.6).
+// Spec returns the model configuration of one of the paper's models for ds,
+// with the settings of the authors' experiment notebooks.
 func Spec(ds *synth.Dataset, model string, o Options) (spec.Spec, error) {
 	var s spec.Spec
 	m := &s.Model

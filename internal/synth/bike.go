@@ -69,8 +69,8 @@ func PaperBikeConfig(hubs int, seed uint64) (BikeConfig, error) {
 	}, nil
 }
 
-// Bike simulates censoring and transfer on real counts (reference-notes
-// §5.4): true demand = pickups; supply from the daily-redrawn stock and the
+// Bike simulates censoring and transfer on real counts (the paper's bike
+// appendix): true demand = pickups; supply from the daily-redrawn stock and the
 // previous hour's drop-off/pickup balance (truncated to an integer);
 // censored where pickups > supply; y_obs = min(y_c + eᵀT, supply). Times
 // are hours since the window start (the reference fed t/(N−1) to its

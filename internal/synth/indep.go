@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 )
 
-// Independent-sinusoid protocol (reference-notes §5.1).
+// Independent-sinusoid protocol (the paper's Datasets A, B and C).
 const (
 	indepNoiseSD   = 0.1 // N(0, 0.01)
 	indepThreshold = 0.5 // A and C

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 )
 
-// Spatio-temporal protocol (reference-notes §5.2).
+// Spatio-temporal protocol (the paper's ST-1 and ST-2).
 const (
 	stStations    = 10
 	stGridN       = 400

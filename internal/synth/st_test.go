@@ -136,7 +136,7 @@ func TestSTSupplyChain(t *testing.T) {
 }
 
 func TestTransitionMatrixVectors(t *testing.T) {
-	// reference-notes §7: nodes (−1,−1),(0,0),(1,1), ℓ=1, no sink.
+	// A worked example: nodes (−1,−1),(0,0),(1,1), ℓ=1, no sink.
 	x := [][]float64{{-1, -1}, {0, 0}, {1, 1}}
 	for _, build := range []func([][]float64, float64, float64) ([][]float64, error){transitionMatrix, referenceTransitionMatrix} {
 		tr, err := build(x, 1, 0)

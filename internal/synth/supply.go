@@ -6,7 +6,7 @@ import (
 )
 
 // dailySupply simulates one hub's supply under the bike protocol
-// (reference-notes §5.4): at the first step and at every midnight the stock
+// (the paper's bike appendix): at the first step and at every midnight the stock
 // is redrawn U(lo, hi) (overnight rebalancing); otherwise it follows the
 // previous hour's balance, s_t = max(0, s_{t−1} + drop_{t−1} − pick_{t−1}),
 // kept in floating point, and each step's supply is that stock truncated to
