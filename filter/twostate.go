@@ -24,16 +24,19 @@ var errNonFinite = fmt.Errorf("%w: the log marginal likelihood is not finite (ex
 // prior is the stationary one, or the model's start st (chain k) predicted
 // to it.
 func runTwoState(c *chain, kern kernel.Temporal, times, nat1, nat2, mean, vari []float64, k, np int, smooth bool, st *modelStart) (float64, error) {
-	var pinf, q, a0 [4]float64
-	var scratch [12]float64
+	var pinf, q [4]float64
+	// ProcessNoise's scratch (3d² = 12), then the start's transition: one
+	// array, so that the start costs no allocation of its own.
+	var scratch [16]float64
+	work, a0 := scratch[:12], scratch[12:]
 	a := c.a
 	var m0, m1, p00, p01, p11 float64
 	if st != nil {
 		// The start, to be predicted to the first bin through a0.
 		sm, sp := st.chain(k)
 		m0, m1, p00, p01, p11 = sm[0], sm[1], sp[0], sp[1], sp[3]
-		kern.Transition(a0[:], times[0]-st.t0)
-		kernel.ProcessNoise(kern, q[:], times[0]-st.t0, scratch[:])
+		kern.Transition(a0, times[0]-st.t0)
+		kernel.ProcessNoise(kern, q[:], times[0]-st.t0, work)
 	} else {
 		kern.Stationary(pinf[:])
 		p00, p01, p11 = pinf[0], pinf[1], pinf[3]
@@ -53,11 +56,11 @@ func runTwoState(c *chain, kern kernel.Temporal, times, nat1, nat2, mean, vari [
 				copy(an, a[4*n-4:4*n])
 			} else {
 				kern.Transition(an, dt)
-				kernel.ProcessNoise(kern, q[:], dt, scratch[:])
+				kernel.ProcessNoise(kern, q[:], dt, work)
 				prevDt = dt
 			}
 		case st != nil:
-			an = a0[:]
+			an = a0
 		}
 		if an != nil {
 			// x = A·x, P = A·P·Aᵀ + Q.
