@@ -52,16 +52,22 @@ func (l Factorised) LogPredictive(obs []Obs, mean, vars, dst []float64) {
 // NoiseVariance returns the Scalar's noise variance.
 func (l Factorised) NoiseVariance() float64 { return l.Scalar.NoiseVariance() }
 
-// workerSource returns how the engine gets a likelihood for one more
-// goroutine: a Parallel likelihood's Worker, or, for a Factorised one, the
-// likelihood itself (a Scalar's methods are safe for concurrent use). It
-// reports false for a likelihood that must stay on one goroutine.
-func workerSource(l Likelihood) (func() Likelihood, bool) {
-	switch w := l.(type) {
-	case Parallel:
-		return w.Worker, true
-	case Factorised:
-		return func() Likelihood { return w }, true
+// parallelizable reports whether the engine may evaluate l's bins on
+// several goroutines: l is Parallel, or Factorised (a Scalar's methods are
+// safe for concurrent use).
+func parallelizable(l Likelihood) bool {
+	switch l.(type) {
+	case Parallel, Factorised:
+		return true
 	}
-	return nil, false
+	return false
+}
+
+// newWorker returns a likelihood for one more goroutine evaluating l's
+// bins: a Parallel likelihood's Worker, or a Factorised one itself.
+func newWorker(l Likelihood) Likelihood {
+	if p, ok := l.(Parallel); ok {
+		return p.Worker()
+	}
+	return l
 }

@@ -213,8 +213,7 @@ func (e *Engine) expect() (float64, error) {
 	e.pgrad = linalg.Resize(e.pgrad, nlp)
 	clear(e.pgrad)
 	workers := 1
-	worker, parallel := workerSource(e.lik)
-	if parallel && len(e.bins) >= 64 {
+	if parallelizable(e.lik) && len(e.bins) >= 64 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	if workers <= 1 {
@@ -229,7 +228,7 @@ func (e *Engine) expect() (float64, error) {
 		e.evaluated = true
 		return total, nil
 	}
-	total, err := e.expectParallel(workers, worker, withPG)
+	total, err := e.expectParallel(workers, withPG)
 	if err != nil {
 		return 0, err
 	}
@@ -238,12 +237,12 @@ func (e *Engine) expect() (float64, error) {
 }
 
 // expectParallel is expect on workers goroutines, the first with the
-// engine's likelihood and the others with worker()'s. Workers take blocks
+// engine's likelihood and the others with a newWorker of it. Workers take blocks
 // of bins in turn: the bins where diffusion can act (and the expectation
 // costs 10–100× more) cluster in time, so fixed halves would leave one
 // core idle. The sums are taken in bin order afterwards, so the result
 // does not depend on which worker took which block.
-func (e *Engine) expectParallel(workers int, worker func() Likelihood, withPG bool) (float64, error) {
+func (e *Engine) expectParallel(workers int, withPG bool) (float64, error) {
 	const block = 16
 	nlp := e.lik.NumParams()
 	nblk := (len(e.bins) + block - 1) / block
@@ -258,7 +257,7 @@ func (e *Engine) expectParallel(workers int, worker func() Likelihood, withPG bo
 		lik := e.lik
 		cov := e.cov
 		if w > 0 {
-			lik = worker()
+			lik = newWorker(e.lik)
 			cov = make([]float64, len(e.cov))
 		}
 		wg.Add(1)

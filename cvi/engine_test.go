@@ -237,7 +237,7 @@ func TestFactorisedParallelMatchesSerial(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := workerSource(lik); !ok {
+		if !parallelizable(lik) {
 			t.Fatalf("%s: not evaluated in parallel", name)
 		}
 		if _, _, err := e.Converge(1, 1e-8, 50); err != nil {

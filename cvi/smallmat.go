@@ -14,15 +14,16 @@ import (
 // exist. It takes LAPACK's route at every n, as CVI always has, so that
 // its results do not move with the filter's small-matrix Jacobi route.
 func eigenScaled(a []float64, n int, scale float64) ([]float64, *mat.Dense, error) {
-	s := make([]float64, n*n)
+	sym := mat.NewSymDense(n, nil)
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
-			s[i*n+j] = scale * 0.5 * (a[i*n+j] + a[j*n+i])
+			sym.SetSym(i, j, scale*0.5*(a[i*n+j]+a[j*n+i]))
 		}
 	}
-	vals, vecs := make([]float64, n), make([]float64, n*n)
-	if !linalg.SymEigenLAPACK(s, n, vals, vecs) {
+	vals := make([]float64, n)
+	vecs, ok := linalg.EigenSym(sym, vals)
+	if !ok {
 		return nil, nil, errors.New("eigendecomposition failed")
 	}
-	return vals, mat.NewDense(n, n, vecs), nil
+	return vals, vecs, nil
 }

@@ -110,17 +110,29 @@ func SymEigenLAPACK(a []float64, n int, vals, vecs []float64) bool {
 			sym.SetSym(i, j, a[i*n+j])
 		}
 	}
-	var eig mat.EigenSym
-	if !eig.Factorize(sym, true) {
+	ev, ok := EigenSym(sym, vals[:n])
+	if !ok {
 		return false
 	}
-	eig.Values(vals[:n])
-	var ev mat.Dense
-	eig.VectorsTo(&ev)
 	for i := 0; i < n; i++ {
 		for c := 0; c < n; c++ {
 			vecs[i*n+c] = ev.At(i, c)
 		}
 	}
 	return true
+}
+
+// EigenSym decomposes the gonum symmetric matrix a by LAPACK: the
+// eigenvalues in ascending order into vals (length a's order) and the
+// matching unit eigenvectors as the columns of the returned matrix. It
+// reports false if the decomposition failed.
+func EigenSym(a *mat.SymDense, vals []float64) (*mat.Dense, bool) {
+	var eig mat.EigenSym
+	if !eig.Factorize(a, true) {
+		return nil, false
+	}
+	eig.Values(vals)
+	var ev mat.Dense
+	eig.VectorsTo(&ev)
+	return &ev, true
 }
