@@ -22,7 +22,9 @@ var errNonFinite = fmt.Errorf("%w: the log marginal likelihood is not finite (ex
 // the step. mean and vari receive H·x and H·P·Hᵀ (stride np, offset k) of
 // the smoothed, or, without smoothing, filtered moments. The first bin's
 // prior is the stationary one, or the model's start st (chain k) predicted
-// to it.
+// to it. The forward pass stays in one function (86 lines): its state is
+// a handful of scalars the compiler keeps in registers across the step,
+// which a helper per step would pass and return at every bin.
 func runTwoState(c *chain, kern kernel.Temporal, times, nat1, nat2, mean, vari []float64, k, np int, smooth bool, st *modelStart) (float64, error) {
 	var pinf, q [4]float64
 	// ProcessNoise's scratch (3d² = 12), then the start's transition: one
