@@ -60,40 +60,24 @@ func (d *Daemon) HTTPAddr() string { return d.httpAddr }
 func (d *Daemon) Runner(name string) *Runner { return d.runners[name] }
 
 // Run connects (starting an embedded server if no URL is configured),
-// creates or binds the streams, consumers and query service, and
-// processes input until ctx ends; then it stops pulling, lets the models
-// finish the message in hand, waits for publish acknowledgements and
-// closes, leaving unprocessed input to the durable consumers.
+// creates or binds the streams, restores every model from its snapshot,
+// binds the consumers and query service, and processes input until ctx
+// ends; then it stops pulling, lets each model snapshot and acknowledge
+// what it holds, waits for publish acknowledgements and closes.
 func (d *Daemon) Run(ctx context.Context) error {
-	c := &d.cfg.NATS
-	if c.URL == "" {
-		emb, err := StartEmbedded(c.Listen, c.StoreDir, d.log)
+	if d.cfg.NATS.URL == "" {
+		emb, err := StartEmbedded(d.cfg.NATS.Listen, d.cfg.NATS.StoreDir, d.log)
 		if err != nil {
 			return err
 		}
 		d.emb = emb
 		defer emb.Shutdown()
 	}
-	nc, err := Connect(c, d.emb, "dcgpd", d.log)
+	js, err := d.connect(ctx)
 	if err != nil {
 		return err
 	}
-	d.nc = nc
-	d.natsURL = nc.ConnectedUrlRedacted()
-	if d.emb != nil {
-		d.natsURL = d.emb.ClientURL()
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(8192))
-	if err != nil {
-		return err
-	}
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	_, err = setupStreams(sctx, js, c)
-	cancel()
-	if err != nil {
-		return err
-	}
+	defer d.nc.Close()
 	// Health and metrics answer from here on; /readyz stays "not ready"
 	// until every model is restored and its consumer bound.
 	if d.cfg.HTTP.Listen != "off" {
@@ -107,21 +91,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 			cancel()
 		}()
 	}
-	sink := newNATSSink(nc, js, c.Prefix, d.log)
-	for _, m := range d.cfg.Models {
-		r, err := NewRunner(&d.cfg, m, sink, d.log, d.met)
-		if err != nil {
-			return fmt.Errorf("model %s: %w", m.Name, err)
-		}
-		d.runners[m.Name] = r
-		d.order = append(d.order, r)
+	sink := newNATSSink(d.nc, js, d.cfg.NATS.Prefix, d.log)
+	if err := d.startModels(ctx, sink); err != nil {
+		return err
 	}
-	for _, r := range d.order {
-		if err := r.Restore(ctx); err != nil {
-			return err
-		}
-	}
-	svc, err := startService(nc, d)
+	svc, err := startService(d.nc, d)
 	if err != nil {
 		return err
 	}
@@ -147,21 +121,70 @@ func (d *Daemon) Run(ctx context.Context) error {
 	go d.watchPending(ctx, consumers)
 	<-ctx.Done()
 	d.ready.Store(false)
-	d.log.Info().Msg("shutting down: stop pulling, finish the work in hand, flush")
+	d.log.Info().Msg("shutting down: stop pulling, snapshot, acknowledge, flush")
 	for _, cc := range consumers {
 		cc.ctx.Stop()
 	}
-	// The runners handle what is queued, then stop.
 	stopRunners()
 	wg.Wait()
+	d.flush(js, sink)
+	return nil
+}
+
+// connect opens the NATS connection (in process to an embedded server)
+// and creates or binds the streams and bucket.
+func (d *Daemon) connect(ctx context.Context) (jetstream.JetStream, error) {
+	c := &d.cfg.NATS
+	nc, err := Connect(c, d.emb, "dcgpd", d.log)
+	if err != nil {
+		return nil, err
+	}
+	d.nc = nc
+	d.natsURL = nc.ConnectedUrlRedacted()
+	if d.emb != nil {
+		d.natsURL = d.emb.ClientURL()
+	}
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(8192))
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := setupStreams(sctx, js, c); err != nil {
+		return nil, err
+	}
+	return js, nil
+}
+
+// startModels builds every model's runner and restores it from its
+// snapshot.
+func (d *Daemon) startModels(ctx context.Context, sink Sink) error {
+	for _, m := range d.cfg.Models {
+		r, err := NewRunner(&d.cfg, m, sink, d.log, d.met)
+		if err != nil {
+			return fmt.Errorf("model %s: %w", m.Name, err)
+		}
+		d.runners[m.Name] = r
+		d.order = append(d.order, r)
+	}
+	for _, r := range d.order {
+		if err := r.Restore(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flush waits (bounded) for the server to acknowledge the last
+// publications and drains the connection.
+func (d *Daemon) flush(js jetstream.JetStream, sink *natsSink) {
 	select {
 	case <-js.PublishAsyncComplete():
 	case <-time.After(10 * time.Second):
 		d.log.Warn().Msg("some publications were not acknowledged before shutdown")
 	}
 	sink.close()
-	_ = nc.Drain()
-	return nil
+	_ = d.nc.Drain()
 }
 
 // consumer is one model's durable pull consumer.

@@ -172,61 +172,74 @@ func (r *Runner) awaitJob(ctx context.Context) bool {
 func runResmooth(ctx context.Context, job *resmoothJob) *resmoothResult {
 	began := time.Now()
 	res := &resmoothResult{job: job, model: job.model, lik: job.lik}
-	defer func() { res.duration = time.Since(began) }()
-	np := job.model.NumProducts()
-	data := &cvi.Data{NP: np, Times: make([]float64, len(job.bins)), Obs: make([]cvi.Obs, 0, len(job.bins)*np)}
-	for i, b := range job.bins {
-		data.Times[i] = b.T
-		data.Obs = append(data.Obs, b.Obs...)
-	}
+	res.err = resmooth(ctx, job, res)
+	res.duration = time.Since(began)
+	return res
+}
+
+// resmooth runs the steps of runResmooth, filling res.
+func resmooth(ctx context.Context, job *resmoothJob, res *resmoothResult) error {
+	data := windowData(job.bins, job.model.NumProducts())
 	if !anyObserved(data) {
-		res.err = errors.New("no observation in the window")
-		return res
+		return errors.New("no observation in the window")
 	}
 	if job.relearn {
 		if err := relearn(ctx, job, data, res); err != nil {
-			res.err = err
-			return res
+			return err
 		}
 	}
-	m := res.model
 	start := job.start
 	if res.swapped {
 		start = nil // the window stands alone under new hyperparameters
 	}
+	m := res.model
 	if start != nil {
 		var err error
 		if m, err = m.WithStart(start.Time, *start); err != nil {
-			res.err = fmt.Errorf("window start: %w", err)
-			return res
+			return fmt.Errorf("window start: %w", err)
 		}
 	}
 	e, err := cvi.NewEngine(m, res.lik, data)
 	if err != nil {
-		res.err = err
-		return res
+		return err
 	}
 	warmStart(e, job.bins)
 	if _, res.elbo, err = e.Converge(1, 1e-9, 500); err != nil {
-		res.err = fmt.Errorf("CVI: %w", err)
-		return res
+		return fmt.Errorf("CVI: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
-		res.err = err
-		return res
+		return err
 	}
+	if err := smoothed(e, len(job.bins), res); err != nil {
+		return err
+	}
+	return refilter(job, start, res)
+}
+
+// windowData lays the window's bins out as a data set.
+func windowData(bins []windowBin, np int) *cvi.Data {
+	data := &cvi.Data{NP: np, Times: make([]float64, len(bins)), Obs: make([]cvi.Obs, 0, len(bins)*np)}
+	for i, b := range bins {
+		data.Times[i] = b.T
+		data.Obs = append(data.Obs, b.Obs...)
+	}
+	return data
+}
+
+// smoothed stores the converged engine's smoothed marginals and sites per
+// window bin (zero sites for bins with no observation).
+func smoothed(e *cvi.Engine, nbins int, res *resmoothResult) error {
+	np := e.Model().NumProducts()
 	var post filter.Posterior
 	if err := e.PredictAll(&post); err != nil {
-		res.err = err
-		return res
+		return err
 	}
 	if !allFinite(post.Mean) || !allFinite(post.Var) {
-		res.err = errors.New("smoothed posterior is not finite")
-		return res
+		return errors.New("smoothed posterior is not finite")
 	}
-	res.nat1, res.nat2 = make([][]float64, len(job.bins)), make([][]float64, len(job.bins))
-	res.mean, res.vars = make([][]float64, len(job.bins)), make([][]float64, len(job.bins))
-	for i := range job.bins {
+	res.nat1, res.nat2 = make([][]float64, nbins), make([][]float64, nbins)
+	res.mean, res.vars = make([][]float64, nbins), make([][]float64, nbins)
+	for i := 0; i < nbins; i++ {
 		res.mean[i] = post.Mean[i*np : (i+1)*np]
 		res.vars[i] = post.Var[i*np : (i+1)*np]
 	}
@@ -239,7 +252,7 @@ func runResmooth(ctx context.Context, job *resmoothJob) *resmoothResult {
 		w = np * np
 	}
 	sites := e.Sites()
-	for n := range job.bins {
+	for n := 0; n < nbins; n++ {
 		res.nat1[n], res.nat2[n] = make([]float64, np), make([]float64, w)
 		if i, ok := idx[n]; ok {
 			l1, l2 := sites.Bin(i)
@@ -247,27 +260,29 @@ func runResmooth(ctx context.Context, job *resmoothJob) *resmoothResult {
 			copy(res.nat2[n], l2)
 		}
 	}
-	// Re-filter the window to its last bin with the new sites.
+	return nil
+}
+
+// refilter runs the window's new sites through a filter from its start
+// state to its last bin: the head the online path continues from.
+func refilter(job *resmoothJob, start *filter.State, res *resmoothResult) error {
 	on, err := cvi.NewOnline(res.model, res.lik, job.online)
 	if err != nil {
-		res.err = err
-		return res
+		return err
 	}
 	if start != nil {
 		if err := on.Filter().Restore(*start); err != nil {
-			res.err = err
-			return res
+			return err
 		}
 	}
 	var br cvi.BinResult
 	for n, b := range job.bins {
 		if err := on.Apply(b.T, res.nat1[n], res.nat2[n], &br); err != nil {
-			res.err = fmt.Errorf("re-filter: %w", err)
-			return res
+			return fmt.Errorf("re-filter: %w", err)
 		}
 	}
 	res.head = on.Filter().Save()
-	return res
+	return nil
 }
 
 // relearn re-learns the hyperparameters on the window as a data set of
