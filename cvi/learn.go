@@ -858,7 +858,7 @@ func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64, rawAt 
 						failed = true
 						break
 					}
-					if err := filter.Filter(post, m, e.times, e.sites); err != nil {
+					if err := filter.FilterLogLik(post, m, e.times, e.sites); err != nil {
 						failures <- err
 						failed = true
 						break

@@ -73,6 +73,16 @@ func SmoothMarginals(dst *Posterior, m *Model, times []float64, s *Sites) error 
 	return dst.run(m, times, s, runMarginals)
 }
 
+// FilterLogLik is Filter for callers that need only the log marginal
+// likelihood and the filtered marginals (Mean, Var, Cov), e.g. the
+// gradient of log Z̃ by finite differences: with one chain per product it
+// keeps the per-bin storage of one chain at a time instead of every
+// product's, so its memory is O(N·d²) rather than O(N_p·N·d²). The result
+// cannot Predict (use Filter). Its numbers are Filter's, bit for bit.
+func FilterLogLik(dst *Posterior, m *Model, times []float64, s *Sites) error {
+	return dst.run(m, times, s, runFilterMarginals)
+}
+
 // runMode selects what a run computes.
 type runMode int
 
@@ -80,12 +90,13 @@ const (
 	runFilter runMode = iota
 	runSmooth
 	runMarginals
+	runFilterMarginals
 )
 
 // run checks the input, sizes the posterior and runs the filter (and
 // smoother) on the independent chains or on the coupled chain.
 func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error {
-	smooth := mode != runFilter
+	smooth := mode == runSmooth || mode == runMarginals
 	if m == nil || s == nil {
 		return fmt.Errorf("filter: nil model or sites")
 	}
@@ -115,26 +126,37 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 		return nil
 	}
 	if p.indep {
-		return p.runIndependent(m, times, s, smooth)
+		return p.runIndependent(m, times, s, smooth, mode == runMarginals || mode == runFilterMarginals)
 	}
-	return p.runCoupled(m, times, s, smooth, mode == runMarginals)
+	err := p.runCoupled(m, times, s, smooth, mode == runMarginals)
+	if mode == runFilterMarginals {
+		p.marginalOnly = true // as documented, whichever storage it kept
+	}
+	return err
 }
 
 // runIndependent runs one chain per product (an Independent model with
-// diagonal sites).
-func (p *Posterior) runIndependent(m *Model, times []float64, s *Sites, smooth bool) error {
+// diagonal sites). With shared, the products' chains run one after the
+// other in the same storage, keeping only the marginals (memory for one
+// chain's bins, not N_p chains'; the result cannot Predict).
+func (p *Posterior) runIndependent(m *Model, times []float64, s *Sites, smooth, shared bool) error {
 	n, np := len(times), m.np
 	p.Cov = nil
-	if cap(p.chains) < np {
-		p.chains = make([]chain, np)
+	nc := np
+	if shared {
+		nc = 1
+		p.marginalOnly = true
 	}
-	p.chains = p.chains[:np]
+	if cap(p.chains) < nc {
+		p.chains = make([]chain, nc)
+	}
+	p.chains = p.chains[:nc]
 	for k := 0; k < np; k++ {
 		kern := m.kernelOf(k)
 		d := kern.Dim()
 		p.work.grow(1, d, 1)
 		p.h = p.rows[k].h
-		c := &p.chains[k]
+		c := &p.chains[min(k, nc-1)]
 		c.grow(n, d, d, smooth, true)
 		ll, err := p.runChain(c, m, kern, times, s, k, smooth)
 		if err != nil {

@@ -25,7 +25,7 @@ func (p *Posterior) Predict(t float64, mean, cov []float64) error {
 		return errors.New("filter: predict on an empty posterior")
 	}
 	if p.marginalOnly {
-		return errors.New("filter: predict needs the smoothed states: run Smooth, not SmoothMarginals")
+		return errors.New("filter: predict needs the states: run Smooth or Filter, not SmoothMarginals or FilterLogLik")
 	}
 	if math.IsNaN(t) || math.IsInf(t, 0) {
 		return fmt.Errorf("filter: predict at non-finite time %v", t)

@@ -83,7 +83,8 @@ func TestCitiBikeHeldOut(t *testing.T) {
 }
 
 // BenchmarkCitiBikeScaling fits CGP and DCGP-f with diagonal sites to all
-// 30 stations of the Citi Bike data over four weeks hourly (the benchmark's
+// 30 stations of the Citi Bike data over four weeks (from the benchmark's
+// window) and over the year 2018, hourly (the benchmark's
 // protocol, 30% of hours held out), side by side in one run, and reports
 // each fit's time, iterations and peak heap (sampled HeapInuse above the
 // start, see experiment.Row.PeakMB):
@@ -100,12 +101,27 @@ func BenchmarkCitiBikeScaling(b *testing.B) {
 		ids[i] = s.ID
 	}
 	start := synth.CitiBikeWindow[0]
-	ds, err := experiment.CitiBikeCluster(citibikeDir, ids, start, start.Add(28*24*time.Hour-time.Hour), 123)
+	year := time.Date(2018, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name       string
+		start, end time.Time
+	}{
+		{"P30-4w", start, start.Add(28*24*time.Hour - time.Hour)},
+		{"P30-1y", year, year.AddDate(1, 0, 0).Add(-time.Hour)},
+	} {
+		benchCitiBike(b, ids, c.name, c.start, c.end)
+	}
+}
+
+// benchCitiBike is one BenchmarkCitiBikeScaling case: CGP and DCGP-diag
+// on the stations ids from start to end (inclusive, hourly).
+func benchCitiBike(b *testing.B, ids []int, name string, start, end time.Time) {
+	ds, err := experiment.CitiBikeCluster(citibikeDir, ids, start, end, 123)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, m := range []string{"CGP", "DCGP-diag"} {
-		b.Run("P30-4w/"+m, func(b *testing.B) {
+		b.Run(name+"/"+m, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				rows, _, err := experiment.Score(context.Background(), ds, m, experiment.Options{})
 				if err != nil {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/dcgpd/dcgpd/cvi"
@@ -67,9 +69,21 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	rows := make([]csvio.Estimate, len(obs.Rows))
+	link, counts := rateLink(res.built)
+	var latent []float64 // for count likelihoods: the log-rate's mean and variance per row
+	if counts {
+		latent = make([]float64, 2*len(obs.Rows))
+	}
 	for i, r := range obs.Rows {
 		c := grid.Cell[i]
 		m, v := res.post.Mean[c], res.post.Var[c]
+		if counts {
+			// The demand is the rate μ(f); f (the log-rate) goes to extra columns.
+			mu, vmu, q05, q95 := link.RateMoments(m, math.Max(v, 0))
+			latent[2*i], latent[2*i+1] = m, v
+			rows[i] = csvio.Estimate{Time: r.TimeText, Product: r.Product, Mean: mu, Var: vmu, PredVar: mu + vmu, Q05: q05, Q95: q95}
+			continue
+		}
 		sd := math.Sqrt(math.Max(v, 0))
 		rows[i] = csvio.Estimate{Time: r.TimeText, Product: r.Product, Mean: m, Var: v, PredVar: v + res.noise, Q05: m - z95*sd, Q95: m + z95*sd}
 	}
@@ -82,7 +96,11 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		defer f.Close()
 		out = f
 	}
-	if err := csvio.WritePosterior(out, rows); err != nil {
+	write := func() error { return csvio.WritePosterior(out, rows) }
+	if counts {
+		write = func() error { return writeCountPosterior(out, rows, latent) }
+	}
+	if err := write(); err != nil {
 		return fmt.Errorf("writing posterior: %w", err)
 	}
 	if f, ok := out.(*os.File); ok && f != os.Stdout {
@@ -210,4 +228,38 @@ func likName(b *spec.Built) string {
 		return "censored-poisson"
 	}
 	return fmt.Sprintf("%T", l)
+}
+
+// rateLink returns the link of a count likelihood (Poisson, censored
+// Poisson), whose latent f is the link's argument rather than the demand,
+// and whether b's likelihood is one.
+func rateLink(b *spec.Built) (cvi.Link, bool) {
+	l := any(b.Lik)
+	if f, ok := l.(cvi.Factorised); ok {
+		l = f.Scalar
+	}
+	if r, ok := l.(cvi.RateLinker); ok {
+		return r.Link(), true
+	}
+	return 0, false
+}
+
+// writeCountPosterior writes the POSTERIOR CSV of a count likelihood: the
+// usual columns, which describe the demand rate, and the latent log-rate's
+// mean and variance per row (latent[2i], latent[2i+1]) in log_rate_mean and
+// log_rate_var.
+func writeCountPosterior(w io.Writer, rows []csvio.Estimate, latent []float64) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"time", "product", "mean", "var", "pred_var", "q05", "q95", "log_rate_mean", "log_rate_var"}); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+	for i, r := range rows {
+		rec := []string{r.Time, r.Product, f(r.Mean), f(r.Var), f(r.PredVar), f(r.Q05), f(r.Q95), f(latent[2*i]), f(latent[2*i+1])}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
