@@ -52,20 +52,10 @@ func ReadObs(r io.Reader, name string) (*Obs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s:1: reading header: %w", name, err)
 	}
-	col := map[string]int{}
-	for i, h := range header {
-		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
-		if _, dup := col[h]; dup {
-			return nil, fmt.Errorf("%s:1: duplicate column %q", name, h)
-		}
-		col[h] = i
+	col, err := obsColumns(header, name)
+	if err != nil {
+		return nil, err
 	}
-	for _, need := range []string{"time", "product", "demand", "supply"} {
-		if _, ok := col[need]; !ok {
-			return nil, fmt.Errorf("%s:1: missing column %q (want time,product,demand,supply[,censored])", name, need)
-		}
-	}
-	ci, hasCens := col["censored"]
 	o := &Obs{Name: name}
 	kindSet := false
 	seen := map[string]map[float64]int{}
@@ -77,8 +67,7 @@ func ReadObs(r io.Reader, name string) (*Obs, error) {
 		if done {
 			break
 		}
-		row := Row{Line: line, TimeText: strings.TrimSpace(rec[col["time"]]), Product: strings.TrimSpace(rec[col["product"]])}
-		t, kind, err := ParseTime(row.TimeText)
+		row, kind, err := obsRow(rec, col, line)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
@@ -86,32 +75,6 @@ func ReadObs(r io.Reader, name string) (*Obs, error) {
 			o.Kind, kindSet = kind, true
 		} else if kind != o.Kind {
 			return nil, fmt.Errorf("%s:%d: time %q mixes numbers and timestamps", name, line, row.TimeText)
-		}
-		row.Time = t
-		if err := checkProduct(row.Product); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
-		}
-		if row.Demand, err = parseNumber(rec[col["demand"]], math.NaN()); err != nil {
-			return nil, fmt.Errorf("%s:%d: demand: %w", name, line, err)
-		}
-		if row.Supply, err = parseNumber(rec[col["supply"]], math.Inf(1)); err != nil {
-			return nil, fmt.Errorf("%s:%d: supply: %w", name, line, err)
-		}
-		if row.Supply < 0 {
-			return nil, fmt.Errorf("%s:%d: negative supply %v", name, line, row.Supply)
-		}
-		if hasCens {
-			if row.Censored, err = parseBool(rec[ci]); err != nil {
-				return nil, fmt.Errorf("%s:%d: censored: %w", name, line, err)
-			}
-		} else {
-			row.Censored = !math.IsNaN(row.Demand) && row.Demand >= row.Supply
-		}
-		if row.Censored && math.IsInf(row.Supply, 1) {
-			return nil, fmt.Errorf("%s:%d: censored with unlimited supply", name, line)
-		}
-		if row.Censored && math.IsNaN(row.Demand) {
-			return nil, fmt.Errorf("%s:%d: censored without a demand value", name, line)
 		}
 		if n := len(o.Rows); n > 0 && row.Time < o.Rows[n-1].Time {
 			return nil, fmt.Errorf("%s:%d: time %s before the previous row's %s: rows must be sorted by time", name, line, row.TimeText, o.Rows[n-1].TimeText)
@@ -129,6 +92,62 @@ func ReadObs(r io.Reader, name string) (*Obs, error) {
 		return nil, fmt.Errorf("%s: no rows", name)
 	}
 	return o, nil
+}
+
+// obsColumns maps an OBS header's column names (case-insensitive, a
+// byte-order mark dropped) to their positions; censored is optional.
+func obsColumns(header []string, name string) (map[string]int, error) {
+	col := map[string]int{}
+	for i, h := range header {
+		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		if _, dup := col[h]; dup {
+			return nil, fmt.Errorf("%s:1: duplicate column %q", name, h)
+		}
+		col[h] = i
+	}
+	for _, need := range []string{"time", "product", "demand", "supply"} {
+		if _, ok := col[need]; !ok {
+			return nil, fmt.Errorf("%s:1: missing column %q (want time,product,demand,supply[,censored])", name, need)
+		}
+	}
+	return col, nil
+}
+
+// obsRow parses and checks one record on its own (order and duplicates
+// are ReadObs's checks).
+func obsRow(rec []string, col map[string]int, line int) (Row, TimeKind, error) {
+	row := Row{Line: line, TimeText: strings.TrimSpace(rec[col["time"]]), Product: strings.TrimSpace(rec[col["product"]])}
+	t, kind, err := ParseTime(row.TimeText)
+	if err != nil {
+		return row, kind, err
+	}
+	row.Time = t
+	if err := checkProduct(row.Product); err != nil {
+		return row, kind, err
+	}
+	if row.Demand, err = parseNumber(rec[col["demand"]], math.NaN()); err != nil {
+		return row, kind, fmt.Errorf("demand: %w", err)
+	}
+	if row.Supply, err = parseNumber(rec[col["supply"]], math.Inf(1)); err != nil {
+		return row, kind, fmt.Errorf("supply: %w", err)
+	}
+	if row.Supply < 0 {
+		return row, kind, fmt.Errorf("negative supply %v", row.Supply)
+	}
+	if ci, ok := col["censored"]; ok {
+		if row.Censored, err = parseBool(rec[ci]); err != nil {
+			return row, kind, fmt.Errorf("censored: %w", err)
+		}
+	} else {
+		row.Censored = !math.IsNaN(row.Demand) && row.Demand >= row.Supply
+	}
+	if row.Censored && math.IsInf(row.Supply, 1) {
+		return row, kind, errors.New("censored with unlimited supply")
+	}
+	if row.Censored && math.IsNaN(row.Demand) {
+		return row, kind, errors.New("censored without a demand value")
+	}
+	return row, kind, nil
 }
 
 // checkProduct refuses an empty product name or one with a control
