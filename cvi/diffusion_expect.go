@@ -73,6 +73,10 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 			}
 		}
 	}
+	if diag && op.Steps == 1 && pgrad == nil {
+		npts, _ := d.z.Dims()
+		return d.expectMeanField(op, obs, mean, P, L[:np], grad, curv, mfDiag, npts)
+	}
 	// Validated once per bin: every point below is finite.
 	bound, err := op.Prepare(d.u, d.ws)
 	if err != nil {
