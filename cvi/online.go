@@ -85,6 +85,9 @@ type Online struct {
 	opts  OnlineOptions
 	np    int
 	joint bool
+	// indep: products are independent chains with diagonal sites, so the
+	// predicted and refined covariances are diagonal.
+	indep bool
 	// scratch
 	pm, pc       []float64 // predicted mean, covariance (N_p, N_p²)
 	qm, qc, qv   []float64 // refined mean, covariance, variances
@@ -116,6 +119,7 @@ func NewOnline(m *filter.Model, lik Likelihood, opts OnlineOptions) (*Online, er
 	}
 	np := m.NumProducts()
 	o := &Online{lik: lik, filt: f, opts: opts, np: np, joint: lik.Joint()}
+	o.indep = m.Independent() && !o.joint
 	w := np
 	if o.joint {
 		w = np * np
@@ -369,6 +373,9 @@ func (o *Online) moveSite(obs []Obs, beta float64) (float64, error) {
 // it uses S = P − P·L·M⁻¹·Lᵀ·P, M = I + Lᵀ·P·L, which needs no inverse of
 // the (possibly near-singular) predicted covariance P.
 func (o *Online) refined() error {
+	if o.indep {
+		return o.refinedIndep()
+	}
 	np := o.np
 	P := o.pc
 	// L: columns √λ·e_k for diagonal sites, V·√max(e, 0) for full ones.
@@ -483,6 +490,31 @@ func (o *Online) refined() error {
 	o.kl = 0
 	if nl > 0 {
 		o.kl = o.klTerm(nl, dr)
+	}
+	return nil
+}
+
+// refinedIndep is refined for independent products: per product, with
+// prediction N(pm, p) and site (λ₁, λ₂), M = 1 + p·λ₂, the refined
+// variance is p/M and the mean pm + (p/M)·(λ₁ − λ₂·pm). qc is not written.
+func (o *Online) refinedIndep() error {
+	np := o.np
+	var kl float64
+	for k := 0; k < np; k++ {
+		p := o.pc[k*np+k]
+		l2 := o.l2[k]
+		r := o.l1[k] - l2*o.pm[k]
+		x := p * math.Max(l2, 0) // as refined: a negative precision adds none
+
+		v := p / (1 + x)
+		d := v * r
+		o.qm[k], o.qv[k] = o.pm[k]+d, v
+		// KL(N(m, v)‖N(pm, p)) = ½[log M − x/M + δ²/p], δ²/p = d·r/M.
+		kl += math.Log1p(x) - x/(1+x) + d*r/(1+x)
+	}
+	o.kl = 0.5 * kl
+	if !finite(o.qm) || !finite(o.qv) || math.IsNaN(o.kl) {
+		return ErrOnlineNumerics
 	}
 	return nil
 }
