@@ -335,3 +335,47 @@ func dotRows(ca []int, va []float64, cb []int, vb []float64, h []float64) float6
 	}
 	return s
 }
+
+// expectCoupled is Expect for diagonal sites (vars holds the N_p
+// variances) that writes the whole N_p×N_p Gauss–Newton curvature of the
+// mean-field expectation into curv: the diffusion couples the products'
+// means even where the sites are diagonal, and the online refinement's
+// Newton step uses that coupling. ok is false where the likelihood has no
+// such curvature (full sites, mean-only, exact curvature, or more than
+// one diffusion step); E is NaN on failure.
+func (d *Diffusion) expectCoupled(obs []Obs, mean, vars, grad, curv []float64) (e float64, ok bool) {
+	np := d.np
+	if !d.diagonal() || d.opts.Curvature != GaussNewton || d.opts.Steps != 1 {
+		return 0, false
+	}
+	if len(obs) != np || len(mean) != np || len(vars) != np {
+		return math.NaN(), true
+	}
+	op, err := d.operator(obs)
+	if err != nil {
+		return math.NaN(), true
+	}
+	clear(curv[:np*np])
+	if op.T.NNZ() == 0 || d.excessNegligible(obs, mean, vars, 1) {
+		// The map is the identity: the curvature is diagonal.
+		diag := d.lfac[:np]
+		e := d.expectFactorised(obs, mean, vars, 1, grad, diag, nil)
+		for a, v := range diag {
+			curv[a*np+a] = v
+		}
+		return e, true
+	}
+	sd := d.lfac[:np]
+	for a, m := range mean {
+		sd[a] = math.Sqrt(math.Max(vars[a], 0))
+		if math.IsNaN(m) || math.IsInf(m, 0) || math.IsNaN(sd[a]) || math.IsInf(sd[a], 0) {
+			return math.NaN(), true
+		}
+	}
+	npts, _ := d.z.Dims()
+	e, err = d.expectMeanField(op, obs, mean, vars, sd, grad, curv, mfFull, npts)
+	if err != nil {
+		return math.NaN(), true
+	}
+	return e, true
+}
