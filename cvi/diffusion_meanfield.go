@@ -19,6 +19,61 @@ type meanFieldScratch struct {
 	rowCols [][]int     // T's row i (views into the transition)
 	rowVals [][]float64 //
 	stein   []float64   // Σ (f − m) ⊙ Jᵀ∂log p (exact curvature)
+	mask    uint64      // the excess set as bits over cand
+	isExc   []bool      // per product: in excess at the current point
+	// Sums over the points by excess set (see mfPointGrouped).
+	cdl, cd2l []float64 // Σ c⊙∂log p, Σ c⊙∂²log p
+	pat       patterns
+}
+
+// patterns accumulates, per excess set, the sums of w and h over the
+// points with that set: an open-addressing table from the set's mask to
+// a slot.
+type patterns struct {
+	table []int32   // slot+1 per hash bucket, 0: empty
+	masks []uint64  // per slot
+	w, h  []float64 // per slot, N_p each
+	n     int       // slots in use
+}
+
+// reset sizes the table for up to slots sets of np products and empties it.
+func (p *patterns) reset(slots, np int) {
+	size := 16
+	for size < 2*slots {
+		size *= 2
+	}
+	if len(p.table) != size {
+		p.table = make([]int32, size)
+	} else {
+		clear(p.table[:])
+	}
+	if cap(p.masks) < slots {
+		p.masks = make([]uint64, slots)
+	}
+	p.masks = p.masks[:slots]
+	p.w, p.h = resize(p.w, slots*np), resize(p.h, slots*np)
+	p.n = 0
+}
+
+// slot returns the slot of mask, opening a zeroed one for a new mask.
+func (p *patterns) slot(mask uint64, np int) int {
+	m := uint64(len(p.table) - 1)
+	i := (mask * 0x9e3779b97f4a7c15) >> 40 & m
+	for {
+		switch e := p.table[i]; {
+		case e == 0:
+			k := p.n
+			p.n++
+			p.table[i] = int32(k + 1)
+			p.masks[k] = mask
+			clear(p.w[k*np : (k+1)*np])
+			clear(p.h[k*np : (k+1)*np])
+			return k
+		case p.masks[e-1] == mask:
+			return int(e - 1)
+		}
+		i = (i + 1) & m
+	}
 }
 
 const (
@@ -42,6 +97,9 @@ func (s *meanFieldScratch) grow(np int) {
 	s.rowCols = make([][]int, np)
 	s.rowVals = make([][]float64, np)
 	s.stein = make([]float64, np)
+	s.cdl = make([]float64, np)
+	s.cd2l = make([]float64, np)
+	s.isExc = make([]bool, np)
 }
 
 // mfCurv selects the curvature expectMeanField returns.
@@ -110,6 +168,15 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	if exact {
 		clear(s.stein)
 	}
+	// Without the exact curvature, whose Stein sums need each point's
+	// offset, the chain rule is linear in the points' ∂log p given their
+	// excess set, so it is summed per set and applied once per set.
+	grouped := !exact && len(s.cand) <= 64
+	if grouped {
+		clear(s.cdl)
+		clear(s.cd2l)
+		s.pat.reset(2*rows, np)
+	}
 	var sum float64
 	delta, f := d.delta[:np], d.f[:np]
 	mean, sd = mean[:np], sd[:np]
@@ -123,12 +190,19 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 			for a := range f {
 				f[a] = mean[a] + sign*delta[a]
 			}
-			sum += d.mfPoint(obs, f)
-			if grad == nil && curv == nil {
-				continue
+			switch {
+			case grouped:
+				sum += d.mfPointGrouped(obs, f)
+			case grad == nil && curv == nil:
+				sum += d.mfPoint(obs, f)
+			default:
+				sum += d.mfPoint(obs, f)
+				d.mfChain(grad, curv, mode, exact, sign)
 			}
-			d.mfChain(grad, curv, mode, exact, sign)
 		}
+	}
+	if grouped && (grad != nil || curv != nil) {
+		d.mfContract(grad, curv, mode)
 	}
 	w := 1 / float64(2*rows)
 	if grad != nil {
@@ -173,10 +247,12 @@ func (d *Diffusion) mfPoint(obs []Obs, f []float64) float64 {
 	kind := s.kind[:np]
 	obs = obs[:np]
 	s.exc = s.exc[:0]
-	for _, k := range s.cand {
+	s.mask = 0
+	for x, k := range s.cand {
 		if e := f[k] - u[k]; e > 0 {
 			s.exc = append(s.exc, k)
 			s.e[k] = e
+			s.mask |= 1 << (x & 63)
 		}
 	}
 	if len(s.exc) == 0 {
@@ -233,6 +309,159 @@ func (d *Diffusion) mfPoint(obs []Obs, f []float64) float64 {
 		w[k], h[k] = b*dk, b*d2k
 	}
 	return sum
+}
+
+// mfPointGrouped is mfPoint followed by mfAccumulate in one pass over the
+// products: it maps f, evaluates the terms and adds c⊙∂log p, c⊙∂²log p
+// to the sums over all points and b⊙∂log p, b⊙∂²log p to its excess
+// set's. It returns Σ_k log p(y_k | g_k).
+func (d *Diffusion) mfPointGrouped(obs []Obs, f []float64) float64 {
+	s := &d.mf
+	np := len(f)
+	u := d.u[:np]
+	kind, isExc := s.kind[:np], s.isExc[:np]
+	cdl, cd2l := s.cdl[:np], s.cd2l[:np]
+	obs = obs[:np]
+	var mask uint64
+	s.exc = s.exc[:0]
+	for x, k := range s.cand {
+		if e := f[k] - u[k]; e > 0 {
+			s.exc = append(s.exc, k)
+			s.e[k] = e
+			isExc[k] = true
+			mask |= 1 << (x & 63)
+		}
+	}
+	next := s.next[:np]
+	copy(next, f)
+	var pw, ph []float64
+	if mask != 0 {
+		for _, k := range s.exc {
+			next[k] = u[k]
+		}
+		for _, k := range s.exc {
+			e := s.e[k]
+			cols, vals := s.rowCols[k], s.rowVals[k]
+			vals = vals[:len(cols)]
+			for p, j := range cols {
+				next[j] += e * vals[p]
+			}
+		}
+		i := s.pat.slot(mask, np)
+		pw, ph = s.pat.w[i*np:(i+1)*np], s.pat.h[i*np:(i+1)*np]
+	}
+	var sum float64
+	s2, sdv, inv := d.variance, d.sd, 1/d.variance
+	for k, fn := range next {
+		fk := f[k]
+		g, gain := fk, false
+		if x := fn - fk; x > 0 {
+			g, gain = fk+x, true
+		}
+		var l, dk, d2k float64
+		switch kind[k] {
+		case mfMissing:
+			continue
+		case mfGauss:
+			r := obs[k].Y - g
+			l, dk, d2k = d.logNorm-0.5*r*r*inv, r*inv, -inv
+		case mfCensored:
+			// log Φ((g − u)/σ) = LogSurvival(z), z = (u − g)/σ.
+			z := (obs[k].Supply - g) / sdv
+			logQ, lam, _ := survival(z)
+			l, dk, d2k = logQ, lam/sdv, -lam*(lam-z)/s2
+		}
+		sum += l
+		if !gain {
+			cdl[k] += dk
+			cd2l[k] += d2k
+			continue
+		}
+		// b_k = 1: c_k = 0 in excess, else 1.
+		if !isExc[k] {
+			cdl[k] += dk
+			cd2l[k] += d2k
+		}
+		pw[k] += dk
+		ph[k] += d2k
+	}
+	for _, k := range s.exc {
+		isExc[k] = false
+	}
+	return sum
+}
+
+// mfContract writes the gradient and curvature from the sums of
+// mfPointGrouped, as mfChain would have summed them point by point: for a
+// product a in the excess set P, (Jᵀv)_a gains Σ_k T_ak·w_k; the
+// curvature's diagonal gains Σ_k T_ak²·h_k, and the full one the cross
+// terms T_ak·h_k (k outside P) and Σ_k h_k·T_ak·T_a'k (a' in P).
+func (d *Diffusion) mfContract(grad, curv []float64, mode mfCurv) {
+	s := &d.mf
+	np := len(s.c)
+	if grad != nil {
+		copy(grad[:np], s.cdl)
+	}
+	if curv != nil {
+		if mode == mfDiag {
+			copy(curv[:np], s.cd2l)
+		} else {
+			for k, v := range s.cd2l {
+				curv[k*np+k] = v
+			}
+		}
+	}
+	for i := 0; i < s.pat.n; i++ {
+		mask := s.pat.masks[i]
+		pw, ph := s.pat.w[i*np:(i+1)*np], s.pat.h[i*np:(i+1)*np]
+		for x, a := range s.cand {
+			if mask>>(x&63)&1 == 0 {
+				continue
+			}
+			cols, vals := s.rowCols[a], s.rowVals[a]
+			vals = vals[:len(cols)]
+			if grad != nil {
+				var acc float64
+				for p, k := range cols {
+					acc += vals[p] * pw[k]
+				}
+				grad[a] += acc
+			}
+			switch {
+			case curv == nil:
+			case mode == mfDiag:
+				var acc float64
+				for p, k := range cols {
+					t := vals[p]
+					acc += t * t * ph[k]
+				}
+				curv[a] += acc
+			default:
+				for p, k := range cols {
+					if s.inExcess(mask, k) {
+						continue
+					}
+					v := vals[p] * ph[k]
+					curv[max(a, k)*np+min(a, k)] += v
+				}
+				for x2, a2 := range s.cand[:x+1] {
+					if mask>>(x2&63)&1 != 0 {
+						curv[a*np+a2] += dotRows(cols, vals, s.rowCols[a2], s.rowVals[a2], ph)
+					}
+				}
+			}
+		}
+	}
+}
+
+// inExcess reports whether product k is in the excess set mask.
+func (s *meanFieldScratch) inExcess(mask uint64, k int) bool {
+	for x, c := range s.cand {
+		if c == k {
+			return mask>>(x&63)&1 != 0
+		}
+	}
+	return false
 }
 
 // mfChain adds one point's Jᵀ∂log p into grad and its curvature into curv
