@@ -368,7 +368,7 @@ func (d *Diffusion) mfPointGrouped(obs []Obs, f []float64) float64 {
 		case mfCensored:
 			// log Φ((g − u)/σ) = LogSurvival(z), z = (u − g)/σ.
 			z := (obs[k].Supply - g) / sdv
-			logQ, lam, _ := survival(z)
+			logQ, lam, _ := survivalFast(z)
 			l, dk, d2k = logQ, lam/sdv, -lam*(lam-z)/s2
 		}
 		sum += l
