@@ -32,6 +32,10 @@ type Online struct {
 	obs    obsWork
 	a, q   [][]float64
 	lastDt float64 // the step a, q and the work's blocks are for (NaN: none)
+	// Scalar chains: H·A and H·Q·Hᵀ of each chain for lastDt, for
+	// forecasts of the marginal alone.
+	ha     [][]float64
+	hqh    []float64
 	mu, pu []float64
 }
 
@@ -97,6 +101,13 @@ func (o *Online) reset() {
 	}
 	o.obs.grow(o.model)
 	o.mu, o.pu = resize(o.mu, o.model.np), resize(o.pu, o.model.np*o.model.np)
+	if o.scalar() {
+		o.ha, o.hqh = make([][]float64, nc), make([]float64, nc)
+		for c, kern := range o.kerns {
+			o.ha[c] = make([]float64, kern.Dim())
+		}
+	}
+	o.lastDt = math.NaN()
 	o.started, o.t, o.logLik = false, 0, 0
 	if st := o.model.start; st != nil {
 		for c := range o.m {
@@ -108,20 +119,47 @@ func (o *Online) reset() {
 	}
 }
 
-// propagate writes the moments of every chain dt after the current bin
-// into nm, nP.
-func (o *Online) propagate(dt float64) {
-	// A(dt) and Q(dt) are kept for the last step: the daemon advances and
-	// forecasts by one bin width over and over.
-	fresh := !sameStep(dt, o.lastDt)
+// transition makes A(dt), Q(dt), their blocks and, for scalar chains,
+// H·A and H·Q·Hᵀ current. They are kept for the last step: the daemon
+// advances and forecasts by one bin width over and over.
+func (o *Online) transition(dt float64) {
+	if sameStep(dt, o.lastDt) {
+		o.lastDt = dt
+		return
+	}
 	o.lastDt = dt
 	for c, kern := range o.kerns {
 		w := &o.work[c]
-		if fresh {
-			kern.Transition(o.a[c], dt)
-			ProcessNoise(kern, o.q[c], dt, w.kscratch)
-			w.tb.set(o.a[c], o.q[c], kern.Dim(), o.copies, false)
+		d := kern.Dim()
+		a, q := o.a[c], o.q[c]
+		kern.Transition(a, dt)
+		ProcessNoise(kern, q, dt, w.kscratch)
+		w.tb.set(a, q, d, o.copies, false)
+		if o.ha == nil {
+			continue
 		}
+		h, ha := o.obs.rows[c].h, o.ha[c]
+		clear(ha)
+		var hqh float64
+		for i, hi := range h {
+			if hi == 0 {
+				continue
+			}
+			for j := 0; j < d; j++ {
+				ha[j] += hi * a[i*d+j]
+				hqh += hi * h[j] * q[i*d+j]
+			}
+		}
+		o.hqh[c] = hqh
+	}
+}
+
+// propagate writes the moments of every chain dt after the current bin
+// into nm, nP.
+func (o *Online) propagate(dt float64) {
+	o.transition(dt)
+	for c := range o.kerns {
+		w := &o.work[c]
 		predictDense(o.nm[c], o.nP[c], o.m[c], o.P[c], &w.tb, w)
 	}
 }
@@ -220,9 +258,42 @@ func (o *Online) Forecast(t float64, mean, cov []float64) error {
 	if !(t >= o.t) || math.IsInf(t, 0) {
 		return fmt.Errorf("filter: forecast at %v, before the current bin %v", t, o.t)
 	}
+	if o.ha != nil {
+		o.forecastScalar(t-o.t, mean, cov)
+		return nil
+	}
 	o.propagate(t - o.t)
 	o.marginal(o.nm, o.nP, mean, cov)
 	return nil
+}
+
+// forecastScalar is Forecast for scalar chains: the marginal of f = H·x
+// after dt is (H·A)·m and (H·A)·P·(H·A)ᵀ + H·Q·Hᵀ, without the
+// propagated state covariance.
+func (o *Online) forecastScalar(dt float64, mean, cov []float64) {
+	np := o.model.np
+	o.transition(dt)
+	if cov != nil {
+		clear(cov[:np*np])
+	}
+	for c, m := range o.m {
+		ha, P := o.ha[c], o.P[c]
+		d := len(ha)
+		var mu, v float64
+		for i, hi := range ha {
+			mu += hi * m[i]
+			row := P[i*d : (i+1)*d]
+			var s float64
+			for j, hj := range ha {
+				s += row[j] * hj
+			}
+			v += hi * s
+		}
+		mean[c] = mu
+		if cov != nil {
+			cov[c*np+c] = v + o.hqh[c]
+		}
+	}
 }
 
 // ForecastSteps writes the predictive mean and covariance of f at 1, 2,
