@@ -34,8 +34,11 @@ type Online struct {
 	lastDt float64 // the step a, q and the work's blocks are for (NaN: none)
 	// Scalar chains: H·A and H·Q·Hᵀ of each chain for lastDt, for
 	// forecasts of the marginal alone.
-	ha     [][]float64
-	hqh    []float64
+	ha  [][]float64
+	hqh []float64
+	// Scalar chains: the non-zeros of each chain's H (in-chain indices).
+	hj     [][]int
+	hv     [][]float64
 	mu, pu []float64
 }
 
@@ -103,8 +106,14 @@ func (o *Online) reset() {
 	o.mu, o.pu = resize(o.mu, o.model.np), resize(o.pu, o.model.np*o.model.np)
 	if o.scalar() {
 		o.ha, o.hqh = make([][]float64, nc), make([]float64, nc)
+		o.hj, o.hv = make([][]int, nc), make([][]float64, nc)
 		for c, kern := range o.kerns {
 			o.ha[c] = make([]float64, kern.Dim())
+			for a, h := range o.obs.rows[c].h {
+				if h != 0 {
+					o.hj[c], o.hv[c] = append(o.hj[c], a), append(o.hv[c], h)
+				}
+			}
 		}
 	}
 	o.lastDt = math.NaN()
@@ -210,9 +219,7 @@ func (o *Online) Update(nat1, nat2 []float64) (float64, error) {
 	var siteDet, innovDet logProd
 	if o.scalar() {
 		for c := range o.m {
-			o.obs.h = o.obs.rows[c].h
-			r := o.obs.scalarObs(nat1[c], nat2[c], &siteDet)
-			l, err := updateDense(o.nm[c], o.nP[c], o.m[c], o.P[c], o.obs.cw, o.obs.cs, o.obs.z, o.obs.sup, r, &o.work[c], &innovDet)
+			l, err := updateScalar(o.nm[c], o.nP[c], o.m[c], o.P[c], o.hj[c], o.hv[c], nat1[c], nat2[c], o.work[c].ut, &siteDet, &innovDet)
 			if err != nil {
 				return 0, fmt.Errorf("product %d: %w", c, err)
 			}
@@ -339,7 +346,12 @@ func (o *Online) marginal(m, P [][]float64, mean, cov []float64) {
 			}
 		}
 		for c := range m {
-			mu, v := scalarMarginal(m[c], P[c], o.obs.rows[c].h)
+			var mu, v float64
+			if o.hj != nil {
+				mu, v = scalarMarginalSparse(m[c], P[c], o.hj[c], o.hv[c])
+			} else {
+				mu, v = scalarMarginal(m[c], P[c], o.obs.rows[c].h)
+			}
 			mean[c] = mu
 			if cov != nil {
 				cov[c*np+c] = v
