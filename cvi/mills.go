@@ -2,10 +2,12 @@ package cvi
 
 import "math"
 
-// Chebyshev expansions of the Mills ratio M(t) = (1 − Φ(t))/φ(t) = 1/λ(t)
-// on [0, millsMax], one per interval of width millsH, interpolated at
-// start-up from InvMills. M is entire (a scaled erfcx), so degree
-// millsDeg−1 on these intervals reproduces it to a few ulp (tested).
+// Polynomials for the Mills ratio M(t) = (1 − Φ(t))/φ(t) = 1/λ(t) on
+// [0, millsMax], one per interval of width millsH in the interval's
+// scaled variable x ∈ [−1, 1]: Chebyshev interpolants of degree
+// millsDeg−1 at start-up from InvMills, kept in the monomial basis for
+// Horner's rule. M is entire (a scaled erfcx), so they reproduce it to a
+// few ulp (tested).
 const (
 	millsH   = 0.5
 	millsMax = 8
@@ -16,39 +18,61 @@ const (
 var millsCoef = millsTable()
 
 func millsTable() *[millsN][millsDeg]float64 {
-	var c [millsN][millsDeg]float64
-	var f [millsDeg]float64
-	for i := range c {
+	var out [millsN][millsDeg]float64
+	var f, c [millsDeg]float64
+	// T_k(x) in the monomial basis, by T_{k+1} = 2x·T_k − T_{k−1}.
+	var tk [millsDeg][millsDeg]float64
+	tk[0][0] = 1
+	tk[1][1] = 1
+	for k := 2; k < millsDeg; k++ {
+		for j := 0; j < millsDeg; j++ {
+			if j > 0 {
+				tk[k][j] = 2 * tk[k-1][j-1]
+			}
+			tk[k][j] -= tk[k-2][j]
+		}
+	}
+	for i := range out {
 		mid := (float64(i) + 0.5) * millsH
 		// Values at the Chebyshev nodes, then their discrete cosine
-		// transform.
+		// transform: the Chebyshev coefficients.
 		for j := range f {
 			x := math.Cos(math.Pi * (float64(j) + 0.5) / millsDeg)
 			f[j] = 1 / InvMills(mid+0.5*millsH*x)
 		}
-		for k := range c[i] {
+		for k := range c {
 			var s float64
 			for j, v := range f {
 				s += v * math.Cos(math.Pi*float64(k)*(float64(j)+0.5)/millsDeg)
 			}
-			c[i][k] = 2 * s / millsDeg
+			c[k] = 2 * s / millsDeg
 		}
-		c[i][0] /= 2
+		c[0] /= 2
+		// Highest terms first: the small ones are summed before the large.
+		for k := millsDeg - 1; k >= 0; k-- {
+			for j := 0; j <= k; j++ {
+				out[i][j] += c[k] * tk[k][j]
+			}
+		}
 	}
-	return &c
+	return &out
 }
 
-// mills returns M(t) for 0 ≤ t < millsMax by Clenshaw's recurrence.
+// mills returns M(t) for 0 ≤ t < millsMax by Estrin's scheme (pairs,
+// then pairs of pairs: a third of Horner's chain of dependent
+// operations), unrolled for millsDeg = 12 (the array index below fails to
+// compile otherwise).
 func mills(t float64) float64 {
+	_ = [1]int{}[millsDeg-12]
 	i := int(t * (1 / millsH))
 	c := &millsCoef[i]
 	x := (t - (float64(i)+0.5)*millsH) * (2 / millsH)
-	x2 := 2 * x
-	var b1, b2 float64
-	for k := millsDeg - 1; k >= 1; k-- {
-		b1, b2 = x2*b1-b2+c[k], b1
-	}
-	return x*b1 - b2 + c[0]
+	x2 := x * x
+	x4 := x2 * x2
+	q0 := (c[0] + c[1]*x) + (c[2]+c[3]*x)*x2
+	q1 := (c[4] + c[5]*x) + (c[6]+c[7]*x)*x2
+	q2 := (c[8] + c[9]*x) + (c[10]+c[11]*x)*x2
+	return q0 + (q1+q2*x4)*x4
 }
 
 // survivalFast is survival(z) for the quasi-Monte Carlo rules' inner
