@@ -569,10 +569,12 @@ func dotRows(ca []int, va []float64, cb []int, vb []float64, h []float64) float6
 // variances) that writes the whole N_p×N_p Gauss–Newton curvature of the
 // mean-field expectation into curv: the diffusion couples the products'
 // means even where the sites are diagonal, and the online refinement's
-// Newton step uses that coupling. ok is false where the likelihood has no
-// such curvature (full sites, mean-only, exact curvature, or more than
-// one diffusion step); E is NaN on failure.
-func (d *Diffusion) expectCoupled(obs []Obs, mean, vars, grad, curv []float64) (e float64, ok bool) {
+// Newton step uses that coupling. With coarse it takes the LearnPoints
+// rule (the first points of the nested set) instead of the Points rule.
+// ok is false where the likelihood has no such curvature (full sites,
+// mean-only, exact curvature, or more than one diffusion step); E is NaN
+// on failure.
+func (d *Diffusion) expectCoupled(obs []Obs, mean, vars, grad, curv []float64, coarse bool) (e float64, ok bool) {
 	np := d.np
 	if !d.diagonal() || d.opts.Curvature != GaussNewton || d.opts.Steps != 1 {
 		return 0, false
@@ -602,6 +604,10 @@ func (d *Diffusion) expectCoupled(obs []Obs, mean, vars, grad, curv []float64) (
 		}
 	}
 	npts, _ := d.z.Dims()
+	if coarse {
+		// The LearnPoints rule: the first pairs of the nested point set.
+		npts = min(npts, max(1, d.opts.LearnPoints/2))
+	}
 	e, err = d.expectMeanField(op, obs, mean, vars, sd, grad, curv, mfFull, npts)
 	if err != nil {
 		return math.NaN(), true

@@ -109,3 +109,91 @@ func TestMeanFieldMatchesDense(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMeanFieldExpect times one expectation of the online refinement
+// for diagonal sites (64 points, ten products, a third censored, the
+// coupled Gauss–Newton curvature), one op = one expectation.
+func BenchmarkMeanFieldExpect(b *testing.B) {
+	const np = 10
+	rng := rand.New(rand.NewPCG(5, 5))
+	feats := make([][]float64, np)
+	for k := range feats {
+		feats[k] = []float64{rng.Float64() * 1000, rng.Float64() * 1000}
+	}
+	graph, err := diffusion.NewGraph(feats, diffusion.GraphOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := NewDiffusion(DiffusionOptions{Graph: graph, Lengthscale: 300, Sink: 0.2, Variance: 1, Sites: DiagonalSites, Points: 64})
+	if err != nil {
+		b.Fatal(err)
+	}
+	obs, mean, vars := make([]Obs, np), make([]float64, np), make([]float64, np)
+	for k := range obs {
+		obs[k] = Obs{Y: 5 + 2*rng.NormFloat64(), Supply: math.Inf(1)}
+		mean[k], vars[k] = obs[k].Y, 0.5
+		if k%3 == 0 {
+			obs[k] = Obs{Y: 3, Supply: 3, Censored: true}
+			mean[k], vars[k] = 4.5, 1
+		}
+	}
+	grad, curv := make([]float64, np), make([]float64, np*np)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, ok := d.expectCoupled(obs, mean, vars, grad, curv, false); !ok {
+			b.Fatal("no coupled curvature")
+		}
+	}
+}
+
+// TestExpectCoupledCoarse: the coarse expectation of the online
+// refinement's first step is the LearnPoints rule, i.e. the first points
+// of the nested set: a likelihood with Points = LearnPoints gives the
+// same numbers.
+func TestExpectCoupledCoarse(t *testing.T) {
+	const np = 7
+	rng := rand.New(rand.NewPCG(13, 14))
+	feats := make([][]float64, np)
+	for k := range feats {
+		feats[k] = []float64{rng.Float64(), rng.Float64()}
+	}
+	graph, err := diffusion.NewGraph(feats, diffusion.GraphOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DiffusionOptions{Graph: graph, Lengthscale: 0.5, Sink: 0.2, Variance: 0.1, Sites: DiagonalSites, Points: 64}
+	fine, err := NewDiffusion(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Points = fine.opts.LearnPoints
+	coarse, err := NewDiffusion(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, mean, vars := meanFieldBin(rng, np)
+	g, c := make([]float64, np), make([]float64, np*np)
+	gw, cw := make([]float64, np), make([]float64, np*np)
+	e, ok := fine.expectCoupled(obs, mean, vars, g, c, true)
+	ew, okw := coarse.expectCoupled(obs, mean, vars, gw, cw, false)
+	if !ok || !okw {
+		t.Fatal("no coupled curvature")
+	}
+	if e != ew {
+		t.Errorf("E: coarse %v, LearnPoints rule %v", e, ew)
+	}
+	for a := range g {
+		if g[a] != gw[a] {
+			t.Errorf("grad[%d]: coarse %v, LearnPoints rule %v", a, g[a], gw[a])
+		}
+	}
+	for a := range c {
+		if c[a] != cw[a] {
+			t.Errorf("curv[%d]: coarse %v, LearnPoints rule %v", a, c[a], cw[a])
+		}
+	}
+	if ef, _ := fine.expectCoupled(obs, mean, vars, g, c, false); ef == e {
+		t.Error("the full rule gives the coarse rule's E")
+	}
+}

@@ -36,7 +36,7 @@ func TestOnlineNewtonFixedPoint(t *testing.T) {
 			if err := on.refined(); err != nil {
 				t.Fatal(err)
 			}
-			if e := on.expect(obs); math.IsNaN(e) {
+			if e := on.expect(obs, false); math.IsNaN(e) {
 				t.Fatal("expectation failed")
 			}
 			copy(on.mq, on.qm)
