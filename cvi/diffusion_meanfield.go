@@ -21,6 +21,8 @@ type meanFieldScratch struct {
 	stein   []float64   // Σ (f − m) ⊙ Jᵀ∂log p (exact curvature)
 	mask    uint64      // the excess set as bits over cand
 	isExc   []bool      // per product: in excess at the current point
+	omega   []float64   // mfContract's scratch: h⊙T_a, kept zero between uses
+	hout    []float64   // and h outside the excess set
 	// Sums over the points by excess set (see mfPointGrouped).
 	cdl, cd2l []float64 // Σ c⊙∂log p, Σ c⊙∂²log p
 	pat       patterns
@@ -100,6 +102,7 @@ func (s *meanFieldScratch) grow(np int) {
 	s.cdl = make([]float64, np)
 	s.cd2l = make([]float64, np)
 	s.isExc = make([]bool, np)
+	s.omega, s.hout = make([]float64, np), make([]float64, np)
 }
 
 // mfCurv selects the curvature expectMeanField returns.
@@ -411,9 +414,20 @@ func (d *Diffusion) mfContract(grad, curv []float64, mode mfCurv) {
 			}
 		}
 	}
+	// Per set P: ω = h⊙T_a (dense, for the excess block), h with P's
+	// entries zeroed (for the cross terms).
+	omega, hout := s.omega[:np], s.hout[:np]
 	for i := 0; i < s.pat.n; i++ {
 		mask := s.pat.masks[i]
 		pw, ph := s.pat.w[i*np:(i+1)*np], s.pat.h[i*np:(i+1)*np]
+		if mode == mfFull && curv != nil {
+			copy(hout, ph)
+			for x, a := range s.cand {
+				if mask>>(x&63)&1 != 0 {
+					hout[a] = 0
+				}
+			}
+		}
 		for x, a := range s.cand {
 			if mask>>(x&63)&1 == 0 {
 				continue
@@ -438,30 +452,28 @@ func (d *Diffusion) mfContract(grad, curv []float64, mode mfCurv) {
 				curv[a] += acc
 			default:
 				for p, k := range cols {
-					if s.inExcess(mask, k) {
-						continue
-					}
-					v := vals[p] * ph[k]
-					curv[max(a, k)*np+min(a, k)] += v
+					omega[k] = vals[p] * ph[k]
+					curv[max(a, k)*np+min(a, k)] += vals[p] * hout[k]
 				}
 				for x2, a2 := range s.cand[:x+1] {
-					if mask>>(x2&63)&1 != 0 {
-						curv[a*np+a2] += dotRows(cols, vals, s.rowCols[a2], s.rowVals[a2], ph)
+					if mask>>(x2&63)&1 == 0 {
+						continue
 					}
+					// Σ_k h_k·T_ak·T_a'k over row a' against ω.
+					c2, v2 := s.rowCols[a2], s.rowVals[a2]
+					v2 = v2[:len(c2)]
+					var acc float64
+					for q, k := range c2 {
+						acc += v2[q] * omega[k]
+					}
+					curv[a*np+a2] += acc
+				}
+				for _, k := range cols {
+					omega[k] = 0
 				}
 			}
 		}
 	}
-}
-
-// inExcess reports whether product k is in the excess set mask.
-func (s *meanFieldScratch) inExcess(mask uint64, k int) bool {
-	for x, c := range s.cand {
-		if c == k {
-			return mask>>(x&63)&1 != 0
-		}
-	}
-	return false
 }
 
 // mfChain adds one point's Jᵀ∂log p into grad and its curvature into curv

@@ -197,3 +197,58 @@ func TestExpectCoupledCoarse(t *testing.T) {
 		t.Error("the full rule gives the coarse rule's E")
 	}
 }
+
+// TestMeanFieldManyCandidates: with more than 64 products that can be in
+// excess the chain rule is summed point by point (the excess sets do not
+// fit a bit mask), and still gives the dense rule's numbers.
+func TestMeanFieldManyCandidates(t *testing.T) {
+	const np = 70
+	rng := rand.New(rand.NewPCG(21, 22))
+	feats := make([][]float64, np)
+	for k := range feats {
+		feats[k] = []float64{rng.Float64(), rng.Float64()}
+	}
+	graph, err := diffusion.NewGraph(feats, diffusion.GraphOptions{K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DiffusionOptions{Graph: graph, Lengthscale: 0.2, Sink: 0.2, Variance: 0.1, Points: 16, Sites: DiagonalSites}
+	diag, err := NewDiffusion(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Sites = FullSites
+	dense, err := NewDiffusion(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, mean, vars := meanFieldBin(rng, np)
+	obs[np-2].Supply = 3 // every product can be in excess
+	P := make([]float64, np*np)
+	for a := range vars {
+		P[a*np+a] = vars[a]
+	}
+	g, full := make([]float64, np), make([]float64, np*np)
+	gd, cd := make([]float64, np), make([]float64, np*np)
+	e, ok := diag.expectCoupled(obs, mean, vars, g, full, false)
+	if !ok {
+		t.Fatal("no coupled curvature")
+	}
+	if len(diag.mf.cand) <= 64 {
+		t.Fatalf("%d candidates: the point-by-point path is not taken", len(diag.mf.cand))
+	}
+	ed := dense.Expect(obs, mean, P, gd, cd)
+	close := func(what string, a, b float64) {
+		t.Helper()
+		if math.Abs(a-b) > 1e-12*(1+math.Abs(b)) {
+			t.Errorf("%s: mean field %.17g, dense %.17g", what, a, b)
+		}
+	}
+	close("E", e, ed)
+	for a := 0; a < np; a++ {
+		close(fmt.Sprintf("grad[%d]", a), g[a], gd[a])
+	}
+	for a := range full {
+		close(fmt.Sprintf("curv[%d,%d]", a/np, a%np), full[a], cd[a])
+	}
+}
