@@ -96,5 +96,9 @@ func survivalFast(z float64) (logQ, lam, lamMinusZ float64) {
 	phi := invSqrt2Pi * math.Exp(h) * (1 + e)
 	p := phi * mills(-z)
 	lam = phi / (1 - p)
+	if p < 1e-5 {
+		// log(1 − p) = −p·(1 + p/2 + p²/3) to p³/4 < 3e-16 relative.
+		return -p * (1 + p*(0.5+p*(1.0/3))), lam, lam - z
+	}
 	return math.Log1p(-p), lam, lam - z
 }
