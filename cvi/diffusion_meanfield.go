@@ -44,10 +44,12 @@ func (p *patterns) reset(slots, np int) {
 	for size < 2*slots {
 		size *= 2
 	}
-	if len(p.table) != size {
+	// Grow only: the online refinement alternates a coarse and the full
+	// rule, and a smaller rule works in the larger table as well.
+	if len(p.table) < size {
 		p.table = make([]int32, size)
 	} else {
-		clear(p.table[:])
+		clear(p.table)
 	}
 	if cap(p.masks) < slots {
 		p.masks = make([]uint64, slots)

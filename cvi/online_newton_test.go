@@ -117,3 +117,33 @@ func TestOnlineNewtonFixedPoint(t *testing.T) {
 		t.Errorf("Newton took %d iterations, CVI's diagonal update %d", its[0], its[1])
 	}
 }
+
+// TestOnlineStepAllocs: a bin of the online refinement with diagonal
+// diffusion sites (coarse first expectation, then the full rule) and a
+// forecast allocate nothing once the Online is warm.
+func TestOnlineStepAllocs(t *testing.T) {
+	c := onlineCases(t)[5]
+	on, err := NewOnline(c.m, c.lik, DefaultOnlineOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res BinResult
+	np := c.data.NP
+	fm, fv, fc := make([]float64, np), make([]float64, np), make([]float64, np*np)
+	b := 0
+	step := func() {
+		if err := on.Step(c.data.Times[b], c.data.Bin(b), &res); err != nil {
+			t.Fatal(err)
+		}
+		if err := on.Forecast(c.data.Times[b]+1, fm, fv, fc); err != nil {
+			t.Fatal(err)
+		}
+		b++
+	}
+	for b < 10 {
+		step()
+	}
+	if a := testing.AllocsPerRun(40, step); a != 0 {
+		t.Errorf("%v allocations per bin", a)
+	}
+}
