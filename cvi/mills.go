@@ -93,7 +93,7 @@ func survivalFast(z float64) (logQ, lam, lamMinusZ float64) {
 	// rounding error e enters as exp(h + e) ≈ exp(h)·(1 + e).
 	h := -0.5 * z * z
 	e := math.FMA(-0.5*z, z, -h)
-	phi := invSqrt2Pi * math.Exp(h) * (1 + e)
+	phi := invSqrt2Pi * expNeg(h) * (1 + e)
 	p := phi * mills(-z)
 	lam = phi / (1 - p)
 	if p < 1e-5 {
@@ -102,3 +102,30 @@ func survivalFast(z float64) (logQ, lam, lamMinusZ float64) {
 	}
 	return math.Log1p(-p), lam, lam - z
 }
+
+// expNeg returns e^x for −700 < x ≤ 0 to a few ulp (tested), in about half
+// the time of math.Exp: x = (k + j/64)·ln 2 + r with |r| ≤ ln 2/128, e^r by
+// its Taylor polynomial of degree 5 (truncation below 4e-17), 2^(j/64)
+// from a table and 2^k into the exponent.
+func expNeg(x float64) float64 {
+	const (
+		n      = 64
+		ln2Hi  = 6.93147180369123816490e-01 / n // ln 2/64 to 32 bits: k·ln2Hi is exact
+		ln2Lo  = 1.90821492927058770002e-10 / n
+		invLn2 = n / math.Ln2
+	)
+	kf := math.Floor(x*invLn2 + 0.5)
+	k := int64(kf)
+	r := (x - kf*ln2Hi) - kf*ln2Lo
+	p := 1 + r*(1+r*(0.5+r*(1.0/6+r*(1.0/24+r*(1.0/120)))))
+	j := k & (n - 1)
+	return exp2Table[j] * p * math.Float64frombits(uint64((k-j)/n+1023)<<52)
+}
+
+// exp2Table holds 2^(j/64), j = 0, …, 63.
+var exp2Table = func() (t [64]float64) {
+	for j := range t {
+		t[j] = math.Exp2(float64(j) / 64)
+	}
+	return t
+}()

@@ -52,3 +52,22 @@ func BenchmarkSurvival(b *testing.B) {
 		})
 	}
 }
+
+// TestExpNeg: expNeg is within 8 ulp of math.Exp on [−700, 0].
+func TestExpNeg(t *testing.T) {
+	var worst float64
+	for i := 0; i <= 1000000; i++ {
+		x := -40 * float64(i) / 1000000
+		if i%10 == 0 {
+			x = -700 * float64(i) / 1000000
+		}
+		got, want := expNeg(x), math.Exp(x)
+		if e := math.Abs(got-want) / want; e > worst {
+			worst = e
+		}
+	}
+	t.Logf("largest relative difference %.2g", worst)
+	if worst > 8*0x1p-52 {
+		t.Errorf("expNeg is %.2g (relative) from math.Exp", worst)
+	}
+}
