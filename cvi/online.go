@@ -276,7 +276,8 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 			}
 		}
 		fresh = false
-		e := o.expect(obs, steps == 1)
+		// A coarse first step only where full-rule steps can follow it.
+		e := o.expect(obs, steps == 1 && o.opts.Steps >= 3)
 		if math.IsNaN(e) || math.IsInf(e, 0) || !finite(o.g) || !finite(o.h) || (o.haveHF && !finite(o.hf)) {
 			return fmt.Errorf("%w: expected log-likelihood %v at t=%v", ErrOnlineNumerics, e, t)
 		}
