@@ -25,12 +25,14 @@ type OnlineOptions struct {
 	// CurvatureFloor is the smallest site precision an observed product
 	// gets (default 1e-8, as the batch engine's).
 	CurvatureFloor float64
-	// MeanTol also stops the refinement once an undamped step moved every
-	// product's refined mean by less than MeanTol of its standard deviation
-	// and its variance by less than MeanTol relatively (default 0.05: the
-	// quasi-Monte Carlo rule of the diffusion likelihood is itself that far
-	// from its exact expectation, and the re-smooth refines every bin
-	// later). The step is kept without another expectation. 0 disables it.
+	// MeanTol also stops the refinement once a step moved every product's
+	// refined mean by less than β·MeanTol of its standard deviation and its
+	// variance by less than β·MeanTol relatively, β the step's damping: the
+	// undamped step was below MeanTol (default 0.05: the diffusion
+	// likelihood's 64-point quasi-Monte Carlo rule puts its fixed point up
+	// to ~0.05 sd from the exact expectation's, and the re-smooth refines
+	// every bin later). The step is kept without another expectation. 0
+	// disables it.
 	MeanTol float64
 }
 
@@ -313,7 +315,7 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 		if _, err := o.moveSite(obs, beta); err != nil {
 			return err
 		}
-		if o.opts.MeanTol > 0 && beta == 1 {
+		if o.opts.MeanTol > 0 {
 			// Refine for the new site now: if it barely moved q, stop here.
 			copy(o.mq, o.qm)
 			copy(o.vq, o.qv)
@@ -321,7 +323,7 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 				return err
 			}
 			fresh = true
-			if o.settled() {
+			if o.settled(o.opts.MeanTol * beta) {
 				converged = true
 				break
 			}
@@ -452,10 +454,9 @@ func (o *Online) expect(obs []Obs, first bool) float64 {
 }
 
 // settled reports whether the last step moved every refined mean by less
-// than MeanTol standard deviations and every variance by less than
-// MeanTol relatively (mq, vq: the marginal before the step).
-func (o *Online) settled() bool {
-	tol := o.opts.MeanTol
+// than tol standard deviations and every variance by less than tol
+// relatively (mq, vq: the marginal before the step).
+func (o *Online) settled(tol float64) bool {
 	for k := 0; k < o.np; k++ {
 		v := o.vq[k]
 		if !(v > 0) || !(math.Abs(o.qm[k]-o.mq[k]) < tol*math.Sqrt(v)) || !(math.Abs(o.qv[k]-v) < tol*v) {
