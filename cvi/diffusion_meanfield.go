@@ -19,7 +19,6 @@ type meanFieldScratch struct {
 	rowCols [][]int     // T's row i (views into the transition)
 	rowVals [][]float64 //
 	stein   []float64   // Σ (f − m) ⊙ Jᵀ∂log p (exact curvature)
-	mask    uint64      // the excess set as bits over cand
 	isExc   []bool      // per product: in excess at the current point
 	omega   []float64   // mfContract's scratch: h⊙T_a, kept zero between uses
 	hout    []float64   // and h outside the excess set
@@ -252,12 +251,10 @@ func (d *Diffusion) mfPoint(obs []Obs, f []float64) float64 {
 	kind := s.kind[:np]
 	obs = obs[:np]
 	s.exc = s.exc[:0]
-	s.mask = 0
-	for x, k := range s.cand {
+	for _, k := range s.cand {
 		if e := f[k] - u[k]; e > 0 {
 			s.exc = append(s.exc, k)
 			s.e[k] = e
-			s.mask |= 1 << (x & 63)
 		}
 	}
 	if len(s.exc) == 0 {
