@@ -131,6 +131,7 @@ type Diffusion struct {
 	avail                               []bool
 	yv                                  []float64
 	tobit                               *Tobit
+	mf                                  meanFieldScratch
 	// fixedDiffusion: ℓ and π are held, so their gradients are not needed.
 	fixedDiffusion bool
 }
@@ -244,6 +245,7 @@ func (d *Diffusion) scratch() {
 	d.delta = make([]float64, np)
 	d.avail = make([]bool, np)
 	d.masked = diffusion.Transition{}
+	d.mf = meanFieldScratch{}
 }
 
 // Worker returns a copy with its own scratch memory that shares the

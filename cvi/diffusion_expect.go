@@ -56,6 +56,10 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 	if err != nil {
 		return 0, err
 	}
+	if jp.diag && op.Steps == 1 && pgrad == nil {
+		npts, _ := d.z.Dims()
+		return d.expectMeanField(op, obs, mean, P, L[:np], grad, curv, mfDiag, npts)
+	}
 	// Validated once per bin: every point below is finite.
 	if jp.bound, err = op.Prepare(d.u, d.ws); err != nil {
 		return 0, err

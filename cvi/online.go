@@ -26,11 +26,20 @@ type OnlineOptions struct {
 	// CurvatureFloor is the smallest site precision an observed product
 	// gets (default 1e-8, as the batch engine's).
 	CurvatureFloor float64
+	// MeanTol also stops the refinement once a step moved every product's
+	// refined mean by less than β·MeanTol of its standard deviation and its
+	// variance by less than β·MeanTol relatively, β the step's damping: the
+	// undamped step was below MeanTol (default 0.05: the diffusion
+	// likelihood's 64-point quasi-Monte Carlo rule puts its fixed point up
+	// to ~0.05 sd from the exact expectation's, and the re-smooth refines
+	// every bin later). The step is kept without another expectation. 0
+	// disables it.
+	MeanTol float64
 }
 
 // DefaultOnlineOptions returns the documented defaults.
 func DefaultOnlineOptions() OnlineOptions {
-	return OnlineOptions{Steps: 20, Damping: 1, Tol: 1e-6, CurvatureFloor: 1e-8}
+	return OnlineOptions{Steps: 20, Damping: 1, Tol: 1e-6, CurvatureFloor: 1e-8, MeanTol: 0.05}
 }
 
 // Validate checks the options' ranges.
@@ -44,6 +53,8 @@ func (o OnlineOptions) Validate() error {
 		return fmt.Errorf("cvi: online tolerance must be finite and > 0, got %v", o.Tol)
 	case !(o.CurvatureFloor > 0) || math.IsInf(o.CurvatureFloor, 0):
 		return fmt.Errorf("cvi: online curvature floor must be finite and > 0, got %v", o.CurvatureFloor)
+	case !(o.MeanTol >= 0) || math.IsInf(o.MeanTol, 0):
+		return fmt.Errorf("cvi: online mean tolerance must be finite and >= 0, got %v", o.MeanTol)
 	}
 	return nil
 }
@@ -86,6 +97,9 @@ type Online struct {
 	opts  OnlineOptions
 	np    int
 	joint bool
+	// indep: products are independent chains with diagonal sites, so the
+	// predicted and refined covariances are diagonal.
+	indep bool
 	// scratch
 	pm, pc       []float64 // predicted mean, covariance (N_p, N_p²)
 	qm, qc, qv   []float64 // refined mean, covariance, variances
@@ -96,6 +110,16 @@ type Online struct {
 	r            []float64
 	kl           float64 // KL(q‖prediction) of the last refined marginal
 	p1, p2       []float64
+	mq, vq       []float64 // the evaluated marginal, to measure a step by
+	// Newton steps on the means of independent products: the coupled
+	// curvature, when the likelihood has one, and the system's scratch.
+	coupled    coupledExpecter
+	hf         []float64 // N_p×N_p curvature of the last expectation (haveHF)
+	haveHF     bool
+	coarse     bool // the last expectation took the likelihood's coarse rule
+	idx        []int
+	nA, nL, nb []float64
+	t2v        []float64
 	// warm: l1, l2 hold the last refined bin's site, over prevObserved.
 	warm         bool
 	prevObserved []bool
@@ -117,6 +141,10 @@ func NewOnline(m *filter.Model, lik Likelihood, opts OnlineOptions) (*Online, er
 	}
 	np := m.NumProducts()
 	o := &Online{lik: lik, filt: f, opts: opts, np: np, joint: lik.Joint()}
+	o.indep = m.Independent() && !o.joint
+	if c, ok := lik.(coupledExpecter); ok && o.indep {
+		o.coupled = c
+	}
 	w := np
 	if o.joint {
 		w = np * np
@@ -129,6 +157,11 @@ func NewOnline(m *filter.Model, lik Likelihood, opts OnlineOptions) (*Online, er
 	o.p1, o.p2 = make([]float64, np), make([]float64, w)
 	o.lw, o.plw, o.mwk = make([]float64, np*np), make([]float64, np*np), make([]float64, np*np)
 	o.r = make([]float64, np)
+	o.mq, o.vq = make([]float64, np), make([]float64, np)
+	if o.indep {
+		o.hf, o.idx = make([]float64, np*np), make([]int, np)
+		o.nA, o.nL, o.nb, o.t2v = make([]float64, np*np), make([]float64, np*np), make([]float64, np), make([]float64, np)
+	}
 	o.prevObserved = make([]bool, np)
 	return o, nil
 }
@@ -237,17 +270,18 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 	prevELBO := math.Inf(-1)
 	converged, reeval := false, false
 	steps := 0
+	fresh := false // q is already refined for the current site
 	for steps < o.opts.Steps {
 		steps++
-		if err := o.refined(); err != nil {
-			return err
+		if !fresh {
+			if err := o.refined(); err != nil {
+				return err
+			}
 		}
-		cov := o.qv
-		if o.joint {
-			cov = o.qc
-		}
-		e := o.lik.Expect(obs, o.qm, cov, o.g, o.h)
-		if math.IsNaN(e) || math.IsInf(e, 0) || !finite(o.g) || !finite(o.h) {
+		fresh = false
+		// A coarse first step only where full-rule steps can follow it.
+		e := o.expect(obs, steps == 1 && o.opts.Steps >= 3)
+		if math.IsNaN(e) || math.IsInf(e, 0) || !finite(o.g) || !finite(o.h) || (o.haveHF && !finite(o.hf)) {
 			return fmt.Errorf("%w: expected log-likelihood %v at t=%v", ErrOnlineNumerics, e, t)
 		}
 		elbo := e - o.kl
@@ -273,10 +307,27 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 			break
 		}
 		prevELBO = elbo
+		if o.coarse {
+			// Judge the first full-rule state on its own.
+			prevELBO = math.Inf(-1)
+		}
 		copy(o.p1, o.l1)
 		copy(o.p2, o.l2)
 		if _, err := o.moveSite(obs, beta); err != nil {
 			return err
+		}
+		if o.opts.MeanTol > 0 {
+			// Refine for the new site now: if it barely moved q, stop here.
+			copy(o.mq, o.qm)
+			copy(o.vq, o.qv)
+			if err := o.refined(); err != nil {
+				return err
+			}
+			fresh = true
+			if o.settled(o.opts.MeanTol * beta) {
+				converged = true
+				break
+			}
 		}
 	}
 	ll, err := o.filt.Update(o.l1, o.l2)
@@ -331,6 +382,9 @@ func (o *Online) moveSite(obs []Obs, beta float64) (float64, error) {
 	np := o.np
 	floor := o.opts.CurvatureFloor
 	var change float64
+	if o.indep {
+		return o.moveIndep(obs, beta), nil
+	}
 	if !o.joint {
 		for k := 0; k < np; k++ {
 			var t1, t2 float64
@@ -365,11 +419,133 @@ func (o *Online) moveSite(obs []Obs, beta float64) (float64, error) {
 	return change, nil
 }
 
+// coupledExpecter is a likelihood whose expectation with diagonal sites
+// also gives the whole N_p×N_p curvature in the means (see
+// Diffusion.expectCoupled).
+type coupledExpecter interface {
+	expectCoupled(obs []Obs, mean, vars, grad, curv []float64, coarse bool) (float64, bool)
+}
+
+// expect evaluates the bin's expected log-likelihood at the refined
+// marginal into g and h (and hf where the likelihood couples independent
+// products). With first, the coupled likelihood takes its coarse rule
+// (o.coarse reports it): the first step from the warm start, typically
+// half a standard deviation or more from this bin's fixed point, needs
+// the expectation's shape, not its last digits, and every later step,
+// the one the refinement stops on included, takes the full rule. (On the
+// OnlineBin benchmark, 16 of the 64 points in the first expectation leave
+// the number of steps per bin as it was.)
+func (o *Online) expect(obs []Obs, first bool) float64 {
+	o.haveHF, o.coarse = false, false
+	if o.coupled != nil {
+		if e, ok := o.coupled.expectCoupled(obs, o.qm, o.qv, o.g, o.hf, first); ok {
+			np := o.np
+			for k := range o.h {
+				o.h[k] = o.hf[k*np+k]
+			}
+			o.haveHF, o.coarse = true, first
+			return e
+		}
+	}
+	cov := o.qv
+	if o.joint {
+		cov = o.qc
+	}
+	return o.lik.Expect(obs, o.qm, cov, o.g, o.h)
+}
+
+// settled reports whether the last step moved every refined mean by less
+// than tol standard deviations and every variance by less than tol
+// relatively (mq, vq: the marginal before the step).
+func (o *Online) settled(tol float64) bool {
+	for k := 0; k < o.np; k++ {
+		v := o.vq[k]
+		if !(v > 0) || !(math.Abs(o.qm[k]-o.mq[k]) < tol*math.Sqrt(v)) || !(math.Abs(o.qv[k]-v) < tol*v) {
+			return false
+		}
+	}
+	return true
+}
+
+// moveIndep is moveSite for independent products: a Newton step on the
+// refined means. With prediction N(pm_k, p_k), the local ELBO's gradient in
+// the means is g − (m − pm)/p and its Hessian H − diag(1/p); CVI's site
+// update is the Newton step with H's diagonal only, which converges
+// slowly where the diffusion couples products. Here the whole H (when the
+// likelihood gives it) sets the new means m + Δ, the site precision stays
+// CVI's max(−H_kk, floor) (used on the system's diagonal as well), and λ₁
+// is the one that puts the refined mean at m + Δ. With a diagonal H this
+// is exactly CVI's update. It returns the largest relative change.
+func (o *Online) moveIndep(obs []Obs, beta float64) float64 {
+	np, floor := o.np, o.opts.CurvatureFloor
+	n := 0
+	for k := 0; k < np; k++ {
+		if !math.IsNaN(obs[k].Y) {
+			o.idx[n] = k
+			n++
+		}
+	}
+	idx, A, b := o.idx[:n], o.nA[:n*n], o.nb[:n]
+	for i, k := range idx {
+		p := o.pc[k*np+k]
+		t2 := math.Max(-o.h[k], floor)
+		o.t2v[k] = t2
+		for j, kj := range idx[:i] {
+			var v float64
+			if o.haveHF {
+				v = -o.hf[k*np+kj]
+			}
+			A[i*n+j], A[j*n+i] = v, v
+		}
+		A[i*n+i] = 1/p + t2
+		b[i] = o.g[k] - (o.qm[k]-o.pm[k])/p
+	}
+	L := o.nL[:n*n]
+	if o.haveHF && linalg.CholeskySym(L, A, n) {
+		forwardSolve(L, b, n)
+		backSolve(L, b, n)
+	} else {
+		for i := range b {
+			b[i] /= A[i*n+i]
+		}
+	}
+	var change float64
+	i := 0
+	for k := 0; k < np; k++ {
+		var t1, t2 float64
+		if i < n && idx[i] == k {
+			p := o.pc[k*np+k]
+			t2 = o.t2v[k]
+			t1 = (o.qm[k]+b[i])*(1/p+t2) - o.pm[k]/p
+			i++
+		}
+		n1 := (1-beta)*o.l1[k] + beta*t1
+		n2 := (1-beta)*o.l2[k] + beta*t2
+		change = math.Max(change, math.Max(relChange(o.l1[k], n1), relChange(o.l2[k], n2)))
+		o.l1[k], o.l2[k] = n1, n2
+	}
+	return change
+}
+
+// backSolve overwrites x with L⁻ᵀx for the n×n lower-triangular L.
+func backSolve(l, x []float64, n int) {
+	for i := n - 1; i >= 0; i-- {
+		s := x[i]
+		for j := i + 1; j < n; j++ {
+			s -= l[j*n+i] * x[j]
+		}
+		x[i] = s / l[i*n+i]
+	}
+}
+
 // refined writes the marginal of f at the bin given the prediction and
 // the current site, q ∝ N(pm, pc)·t(f), into qm, qc and qv. With Λ = L·Lᵀ
 // it uses S = P − P·L·M⁻¹·Lᵀ·P, M = I + Lᵀ·P·L, which needs no inverse of
 // the (possibly near-singular) predicted covariance P.
 func (o *Online) refined() error {
+	if o.indep {
+		return o.refinedIndep()
+	}
 	np := o.np
 	P := o.pc
 	// L: columns √λ·e_k for diagonal sites, V·√max(e, 0) for full ones.
@@ -484,6 +660,31 @@ func (o *Online) refined() error {
 	o.kl = 0
 	if nl > 0 {
 		o.kl = o.klTerm(nl, dr)
+	}
+	return nil
+}
+
+// refinedIndep is refined for independent products: per product, with
+// prediction N(pm, p) and site (λ₁, λ₂), M = 1 + p·λ₂, the refined
+// variance is p/M and the mean pm + (p/M)·(λ₁ − λ₂·pm). qc is not written.
+func (o *Online) refinedIndep() error {
+	np := o.np
+	var kl float64
+	for k := 0; k < np; k++ {
+		p := o.pc[k*np+k]
+		l2 := o.l2[k]
+		r := o.l1[k] - l2*o.pm[k]
+		x := p * math.Max(l2, 0) // as refined: a negative precision adds none
+
+		v := p / (1 + x)
+		d := v * r
+		o.qm[k], o.qv[k] = o.pm[k]+d, v
+		// KL(N(m, v)‖N(pm, p)) = ½[log M − x/M + δ²/p], δ²/p = d·r/M.
+		kl += math.Log1p(x) - x/(1+x) + d*r/(1+x)
+	}
+	o.kl = 0.5 * kl
+	if !finite(o.qm) || !finite(o.qv) || math.IsNaN(o.kl) {
+		return ErrOnlineNumerics
 	}
 	return nil
 }

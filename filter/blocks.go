@@ -10,6 +10,7 @@ import "github.com/dcgpd/dcgpd/internal/linalg"
 // each copy, with no test for zeros in the inner loops.
 type tblocks struct {
 	D     int
+	all2  bool      // every block is 1×1 or 2×2: sandwich2 applies
 	blk   []tblock  // the blocks of T, in order
 	a, q  []float64 // the blocks of A (or Aᵀ) and of Q's symmetric part, row-major
 	reach []int     // scratch: the largest index each index is coupled to
@@ -86,6 +87,10 @@ func (tb *tblocks) set(a, q []float64, d, m int, t bool) {
 			tb.blk = append(tb.blk, bk)
 		}
 	}
+	tb.all2 = true
+	for _, bk := range tb.blk {
+		tb.all2 = tb.all2 && bk.n <= 2
+	}
 }
 
 // mulBlock writes rows o..o+n−1 of dst = T·x, where T's block there is
@@ -116,6 +121,10 @@ func mulBlock(dst, x, a []float64, o, n int) {
 func (tb *tblocks) sandwich(dst, src, tmp []float64, withQ bool, y, x []float64) {
 	D := tb.D
 	dst, src, tmp = dst[:D*D], src[:D*D], tmp[:D*D]
+	if tb.all2 {
+		tb.sandwich2(dst, src, withQ, y, x)
+		return
+	}
 	for b := len(tb.blk) - 1; b >= 0; b-- {
 		bk := &tb.blk[b]
 		q := bk.q
@@ -130,6 +139,104 @@ func (tb *tblocks) sandwich(dst, src, tmp []float64, withQ bool, y, x []float64)
 		rightBlock(dst, tmp, bk.a, q, bk.o, bk.n, D)
 		mulBlock(y, x, bk.a, bk.o, bk.n)
 	}
+}
+
+// sandwich2 is sandwich when every block is 1×1 or 2×2 (Matérn-1/2 and
+// -3/2 states, periodic harmonics): block (i, j) of dst is A_i·S_ij·A_jᵀ
+// (+ Q_i on the diagonal), formed for j ≤ i in one pass with the
+// arithmetic of leftBlock and rightBlock (T·S first, then ·Tᵀ), so the
+// result is the same to the last bit, without tmp.
+func (tb *tblocks) sandwich2(dst, src []float64, withQ bool, y, x []float64) {
+	D := tb.D
+	for i := range tb.blk {
+		bi := &tb.blk[i]
+		o, two := bi.o, bi.n == 2
+		var a00, a01, a10, a11 float64
+		if two {
+			a00, a01, a10, a11 = bi.a[0], bi.a[1], bi.a[2], bi.a[3]
+			x0, x1 := x[o], x[o+1]
+			y[o], y[o+1] = a00*x0+a01*x1, a10*x0+a11*x1
+		} else {
+			a00 = bi.a[0]
+			y[o] = a00 * x[o]
+		}
+		r0 := src[o*D : (o+1)*D]
+		r1 := r0
+		if two {
+			r1 = src[(o+1)*D : (o+2)*D]
+		}
+		for j := range tb.blk[:i] {
+			bj := &tb.blk[j]
+			p, twoJ := bj.o, bj.n == 2
+			b := bj.a
+			// t = A_i·S_ij, row by row as leftBlock.
+			t00 := rowDot(a00, a01, r0[p], r1[p], two)
+			var t01, t10, t11 float64
+			if twoJ {
+				t01 = rowDot(a00, a01, r0[p+1], r1[p+1], two)
+			}
+			if two {
+				t10 = rowDot(a10, a11, r0[p], r1[p], true)
+				if twoJ {
+					t11 = rowDot(a10, a11, r0[p+1], r1[p+1], true)
+				}
+			}
+			// v = t·A_jᵀ, as rightBlock, and its mirror image.
+			var b00, b01, b10, b11 float64
+			if twoJ {
+				b00, b01, b10, b11 = b[0], b[1], b[2], b[3]
+			} else {
+				b00 = b[0]
+			}
+			dst[o*D+p] = rowDot(b00, b01, t00, t01, twoJ)
+			dst[p*D+o] = dst[o*D+p]
+			if twoJ {
+				dst[o*D+p+1] = rowDot(b10, b11, t00, t01, true)
+				dst[(p+1)*D+o] = dst[o*D+p+1]
+			}
+			if two {
+				dst[(o+1)*D+p] = rowDot(b00, b01, t10, t11, twoJ)
+				dst[p*D+o+1] = dst[(o+1)*D+p]
+				if twoJ {
+					dst[(o+1)*D+p+1] = rowDot(b10, b11, t10, t11, true)
+					dst[(p+1)*D+o+1] = dst[(o+1)*D+p+1]
+				}
+			}
+		}
+		// The diagonal block from its lower triangle, as diagBlock.
+		var q []float64
+		if withQ {
+			q = bi.q
+		}
+		if !two {
+			var v float64
+			v += a00 * (a00 * r0[o])
+			if q != nil {
+				v += q[0]
+			}
+			dst[o*D+o] = v
+			continue
+		}
+		if q == nil {
+			q = zeroBlock[:]
+		}
+		s00, s01, s10, s11 := r0[o], r0[o+1], r1[o], r1[o+1]
+		t00, t01 := a00*s00+a01*s10, a00*s01+a01*s11
+		t10, t11 := a10*s00+a11*s10, a10*s01+a11*s11
+		v00 := a00*t00 + a01*t01 + q[0]
+		v10 := a00*t10 + a01*t11 + q[2]
+		v11 := a10*t10 + a11*t11 + q[3]
+		dst[o*D+o], dst[o*D+o+1], dst[(o+1)*D+o], dst[(o+1)*D+o+1] = v00, v10, v10, v11
+	}
+}
+
+// rowDot is one row of a 1×1 or 2×2 block times (x, y): a0·x + a1·y, or
+// a0·x alone for a 1×1 block.
+func rowDot(a0, a1, x, y float64, two bool) float64 {
+	if two {
+		return a0*x + a1*y
+	}
+	return a0 * x
 }
 
 // block3 is leftBlock, rightBlock and mulBlock for a 3×3 block (a

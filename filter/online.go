@@ -27,14 +27,21 @@ type Online struct {
 	logLik  float64
 	// Independent chains (one per product) or one coupled chain.
 	m, P   [][]float64
-	nm, nP [][]float64       // scratch for the next moments
-	fm, fP [][]float64       // scratch for multi-step forecasts
-	kerns  []kernel.Temporal // kernel of each chain's copies
-	copies int               // copies of the kernel in each chain
+	nm, nP [][]float64 // scratch for the next moments
+	fm, fP [][]float64 // scratch for multi-step forecasts
+	kerns  []kernel.Temporal  // kernel of each chain's copies
+	copies int         // copies of the kernel in each chain
 	work   []denseWork
 	obs    obsWork
 	a, q   [][]float64
 	lastDt float64 // the step a, q and the work's blocks are for (NaN: none)
+	// Scalar chains: H·A and H·Q·Hᵀ of each chain for lastDt, for
+	// forecasts of the marginal alone.
+	ha  [][]float64
+	hqh []float64
+	// Scalar chains: the non-zeros of each chain's H (in-chain indices).
+	hj     [][]int
+	hv     [][]float64
 	mu, pu []float64
 }
 
@@ -100,6 +107,19 @@ func (o *Online) reset() {
 	}
 	o.obs.grow(o.model)
 	o.mu, o.pu = linalg.Resize(o.mu, o.model.np), linalg.Resize(o.pu, o.model.np*o.model.np)
+	if o.scalar() {
+		o.ha, o.hqh = make([][]float64, nc), make([]float64, nc)
+		o.hj, o.hv = make([][]int, nc), make([][]float64, nc)
+		for c, kern := range o.kerns {
+			o.ha[c] = make([]float64, kern.Dim())
+			for a, h := range o.obs.rows[c].h {
+				if h != 0 {
+					o.hj[c], o.hv[c] = append(o.hj[c], a), append(o.hv[c], h)
+				}
+			}
+		}
+	}
+	o.lastDt = math.NaN()
 	o.started, o.t, o.logLik = false, 0, 0
 	if st := o.model.start; st != nil {
 		for c := range o.m {
@@ -111,20 +131,47 @@ func (o *Online) reset() {
 	}
 }
 
-// propagate writes the moments of every chain dt after the current bin
-// into nm, nP.
-func (o *Online) propagate(dt float64) {
-	// A(dt) and Q(dt) are kept for the last step: the daemon advances and
-	// forecasts by one bin width over and over.
-	fresh := !sameStep(dt, o.lastDt)
+// transition makes A(dt), Q(dt), their blocks and, for scalar chains,
+// H·A and H·Q·Hᵀ current. They are kept for the last step: the daemon
+// advances and forecasts by one bin width over and over.
+func (o *Online) transition(dt float64) {
+	if sameStep(dt, o.lastDt) {
+		o.lastDt = dt
+		return
+	}
 	o.lastDt = dt
 	for c, kern := range o.kerns {
 		w := &o.work[c]
-		if fresh {
-			kern.Transition(o.a[c], dt)
-			kernel.ProcessNoise(kern, o.q[c], dt, w.kscratch)
-			w.tb.set(o.a[c], o.q[c], kern.Dim(), o.copies, false)
+		d := kern.Dim()
+		a, q := o.a[c], o.q[c]
+		kern.Transition(a, dt)
+		kernel.ProcessNoise(kern, q, dt, w.kscratch)
+		w.tb.set(a, q, d, o.copies, false)
+		if o.ha == nil {
+			continue
 		}
+		h, ha := o.obs.rows[c].h, o.ha[c]
+		clear(ha)
+		var hqh float64
+		for i, hi := range h {
+			if hi == 0 {
+				continue
+			}
+			for j := 0; j < d; j++ {
+				ha[j] += hi * a[i*d+j]
+				hqh += hi * h[j] * q[i*d+j]
+			}
+		}
+		o.hqh[c] = hqh
+	}
+}
+
+// propagate writes the moments of every chain dt after the current bin
+// into nm, nP.
+func (o *Online) propagate(dt float64) {
+	o.transition(dt)
+	for c := range o.kerns {
+		w := &o.work[c]
 		predictDense(o.nm[c], o.nP[c], o.m[c], o.P[c], &w.tb, w)
 	}
 }
@@ -175,9 +222,7 @@ func (o *Online) Update(nat1, nat2 []float64) (float64, error) {
 	var siteDet, innovDet logProd
 	if o.scalar() {
 		for c := range o.m {
-			o.obs.h = o.obs.rows[c].h
-			r := o.obs.scalarObs(nat1[c], nat2[c], &siteDet)
-			l, err := updateDense(o.nm[c], o.nP[c], o.m[c], o.P[c], o.obs.cw, o.obs.cs, o.obs.z, o.obs.sup, r, &o.work[c], &innovDet)
+			l, err := updateScalar(o.nm[c], o.nP[c], o.m[c], o.P[c], o.hj[c], o.hv[c], nat1[c], nat2[c], o.work[c].ut, &siteDet, &innovDet)
 			if err != nil {
 				return 0, fmt.Errorf("product %d: %w", c, err)
 			}
@@ -223,9 +268,42 @@ func (o *Online) Forecast(t float64, mean, cov []float64) error {
 	if !(t >= o.t) || math.IsInf(t, 0) {
 		return fmt.Errorf("filter: forecast at %v, before the current bin %v", t, o.t)
 	}
+	if o.ha != nil {
+		o.forecastScalar(t-o.t, mean, cov)
+		return nil
+	}
 	o.propagate(t - o.t)
 	o.marginal(o.nm, o.nP, mean, cov)
 	return nil
+}
+
+// forecastScalar is Forecast for scalar chains: the marginal of f = H·x
+// after dt is (H·A)·m and (H·A)·P·(H·A)ᵀ + H·Q·Hᵀ, without the
+// propagated state covariance.
+func (o *Online) forecastScalar(dt float64, mean, cov []float64) {
+	np := o.model.np
+	o.transition(dt)
+	if cov != nil {
+		clear(cov[:np*np])
+	}
+	for c, m := range o.m {
+		ha, P := o.ha[c], o.P[c]
+		d := len(ha)
+		var mu, v float64
+		for i, hi := range ha {
+			mu += hi * m[i]
+			row := P[i*d : (i+1)*d]
+			var s float64
+			for j, hj := range ha {
+				s += row[j] * hj
+			}
+			v += hi * s
+		}
+		mean[c] = mu
+		if cov != nil {
+			cov[c*np+c] = v + o.hqh[c]
+		}
+	}
 }
 
 // ForecastSteps writes the predictive mean and covariance of f at 1, 2,
@@ -271,7 +349,12 @@ func (o *Online) marginal(m, P [][]float64, mean, cov []float64) {
 			}
 		}
 		for c := range m {
-			mu, v := scalarMarginal(m[c], P[c], o.obs.rows[c].h)
+			var mu, v float64
+			if o.hj != nil {
+				mu, v = scalarMarginalSparse(m[c], P[c], o.hj[c], o.hv[c])
+			} else {
+				mu, v = scalarMarginal(m[c], P[c], o.obs.rows[c].h)
+			}
 			mean[c] = mu
 			if cov != nil {
 				cov[c*np+c] = v

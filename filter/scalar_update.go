@@ -1,0 +1,74 @@
+package filter
+
+import "math"
+
+// updateScalar is scalarObs followed by updateDense for one scalar chain
+// and its product's site (λ₁, λ₂), in one pass over the state and with the
+// same arithmetic: with c = √λ₂·H (non-zeros hv at hj), z = λ₁/√λ₂,
+// ut = c·pp, s = ut·cᵀ + 1, mf = mp + utᵀ·v/s and pf = pp − utᵀ·ut/s for
+// v = z − c·mp. It multiplies √λ₂ into site and √s into innov and returns
+// log N(z | c·mp, s) but for the −log √s term, as updateDense does.
+func updateScalar(mf, pf, mp, pp []float64, hj []int, hv []float64, l1, l2 float64, ut []float64, site, innov *logProd) (float64, error) {
+	D := len(mp)
+	mf, pf, pp, ut = mf[:D], pf[:D*D], pp[:D*D], ut[:D]
+	if l2 <= 0 {
+		copy(mf, mp)
+		copy(pf, pp)
+		return 0, nil
+	}
+	sq := math.Sqrt(l2)
+	site.mul(sq)
+	clear(ut)
+	var a float64
+	hv = hv[:len(hj)]
+	for e, j := range hj {
+		c := sq * hv[e]
+		a += c * mp[j]
+		for l, x := range pp[j*D : (j+1)*D] {
+			ut[l] += c * x
+		}
+	}
+	v := l1/sq - a
+	var s float64
+	for e, j := range hj {
+		s += ut[j] * (sq * hv[e])
+	}
+	s++
+	if !(s > 0) {
+		return 0, errInnovation
+	}
+	s = math.Sqrt(s)
+	innov.mul(s)
+	inv := 1 / s
+	for j := range ut {
+		ut[j] *= inv
+	}
+	v *= inv
+	for j, x := range ut {
+		mf[j] = mp[j] + x*v
+	}
+	// The lower triangle of pf = pp − utᵀ·ut, mirrored.
+	for i, ai := range ut {
+		row := i * D
+		for j, x := range ut[:i+1] {
+			y := pp[row+j] - ai*x
+			pf[row+j], pf[j*D+i] = y, y
+		}
+	}
+	return -0.5*log2Pi - 0.5*v*v, nil
+}
+
+// scalarMarginalSparse is scalarMarginal for H with non-zeros hv at hj.
+func scalarMarginalSparse(x, P []float64, hj []int, hv []float64) (mean, v float64) {
+	d := len(x)
+	hv = hv[:len(hj)]
+	for a, i := range hj {
+		hi := hv[a]
+		mean += hi * x[i]
+		row := P[i*d : (i+1)*d]
+		for b, j := range hj {
+			v += hi * hv[b] * row[j]
+		}
+	}
+	return mean, v
+}
