@@ -27,10 +27,10 @@ type Online struct {
 	logLik  float64
 	// Independent chains (one per product) or one coupled chain.
 	m, P   [][]float64
-	nm, nP [][]float64 // scratch for the next moments
-	fm, fP [][]float64 // scratch for multi-step forecasts
-	kerns  []kernel.Temporal  // kernel of each chain's copies
-	copies int         // copies of the kernel in each chain
+	nm, nP [][]float64       // scratch for the next moments
+	fm, fP [][]float64       // scratch for multi-step forecasts
+	kerns  []kernel.Temporal // kernel of each chain's copies
+	copies int               // copies of the kernel in each chain
 	work   []denseWork
 	obs    obsWork
 	a, q   [][]float64
