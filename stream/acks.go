@@ -57,23 +57,6 @@ func (r *Runner) frontier() uint64 {
 	return r.applied
 }
 
-// ackEvery is how many settled messages wait before an acknowledgement
-// (and at most the 200 ms ack tick): one acknowledgement covers them all,
-// and the server's pending list stays short.
-const ackEvery = 256
-
-// maybeAck asks to acknowledge up to the frontier once outputs so far are
-// stored, when enough messages wait or force is set. Acknowledged input
-// is reproducible: the stream keeps it, and a restart re-reads the stream
-// from the snapshot's sequence whatever the acknowledgements say.
-func (r *Runner) maybeAck(force bool) {
-	if n := r.acks.len(); n == 0 || (!force && n < ackEvery) {
-		r.flushAcks()
-		return
-	}
-	r.ackWhenStored(r.frontier(), r.published)
-}
-
 // ackWhenStored acknowledges up to seq once the first `stored` outputs
 // are stored by the server (in flushAcks).
 func (r *Runner) ackWhenStored(seq uint64, stored int64) {

@@ -202,7 +202,7 @@ func (r *Runner) Run(ctx context.Context) error {
 				r.writeSnapshot("interval")
 			}
 		case <-ackTick.C:
-			r.maybeAck(true)
+			r.flushAcks()
 		}
 	}
 	return nil
@@ -220,8 +220,8 @@ func (r *Runner) shutdown() {
 	}
 	if r.store != nil && r.dirty {
 		r.writeSnapshot("shutdown")
+		return
 	}
-	r.maybeAck(true)
 	if r.waitStored(10 * time.Second) {
 		r.flushAcks()
 	}
@@ -244,7 +244,9 @@ func (r *Runner) handle(ctx context.Context, in input) {
 	r.dirty = true
 	if rej := in.msg.rejected; rej != nil {
 		RejectInput(r.sink, r.met.parent, r.log, r.logLimit, r.cfg.Name, nil, rej)
-		r.maybeAck(false)
+		if r.store == nil {
+			r.ackWhenStored(r.frontier(), r.published)
+		}
 		return
 	}
 	res := r.asm.Add(in.msg, in.seq, in.at)
@@ -270,8 +272,10 @@ func (r *Runner) handle(ctx context.Context, in input) {
 		}
 	}
 	r.met.openBins.Set(float64(r.asm.Open()))
-	r.maybeAck(false)
-	if r.store != nil && (r.snapDue || r.applied-r.snapApplied >= uint64(r.maxPending/2)) {
+	switch {
+	case r.store == nil:
+		r.ackWhenStored(r.frontier(), r.published)
+	case r.snapDue, r.acks.len() >= r.maxPending/2:
 		// After a failed write, retry at most once a second, not per message.
 		if r.lastSnap.Before(r.lastAttempt) && time.Since(r.lastAttempt) < time.Second {
 			return

@@ -37,7 +37,7 @@ func (r *Runner) writeSnapshot(reason string) {
 	if err := r.store.Write(r.cfg.Name, data); err != nil {
 		r.met.snapshots.WithLabelValues(r.cfg.Name, "failed").Inc()
 		if n, ok := r.logLimit.allow(); ok {
-			r.log.Error().Err(err).Int("suppressed", n).Msg("snapshot failed; the previous one is kept, and a restart would re-read the input from its sequence")
+			r.log.Error().Err(err).Int("suppressed", n).Msg("snapshot failed; the previous one is kept and input stays unacknowledged until one succeeds")
 		}
 		return
 	}

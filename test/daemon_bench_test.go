@@ -88,7 +88,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 	}{
 		{"bin/tobit", "tobit", false, 2000},
 		{"bin/diffusion-diagonal", "diffusion", false, 200},
-		{"single/tobit", "tobit", true, 2000},
+		{"single/tobit", "tobit", true, 200},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			const models, products = 100, 10
