@@ -75,7 +75,7 @@ func benchBin(rng *rand.Rand, products int, start time.Time) []stream.Observatio
 // BenchmarkEndToEnd pushes observations through the embedded server into
 // the daemon and out again: 100 models × 10 products, 2,000 hourly bins
 // each (2 million observations), as one message per bin ("bin") or one
-// per observation ("single", 200 bins per model: 200,000 messages). One
+// per observation ("single", 2,000 bins per model: 2 million messages). One
 // op is the whole run, from the first publish to the last filtered
 // estimate received; obs/s is reported. DCGPD_BENCH_BINS overrides the
 // bins per model.
@@ -88,7 +88,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 	}{
 		{"bin/tobit", "tobit", false, 2000},
 		{"bin/diffusion-diagonal", "diffusion", false, 200},
-		{"single/tobit", "tobit", true, 200},
+		{"single/tobit", "tobit", true, 2000},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			const models, products = 100, 10
