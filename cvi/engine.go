@@ -253,13 +253,15 @@ func (e *Engine) expectParallel(workers int, withPG bool) (float64, error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
+	// Every worker's copy is made before any worker runs: a copy reads
+	// the likelihood's fields, which worker 0 writes as it works.
+	liks, covs := make([]Likelihood, workers), make([][]float64, workers)
+	liks[0], covs[0] = e.lik, e.cov
+	for w := 1; w < workers; w++ {
+		liks[w], covs[w] = newWorker(e.lik), make([]float64, len(e.cov))
+	}
 	for w := 0; w < workers; w++ {
-		lik := e.lik
-		cov := e.cov
-		if w > 0 {
-			lik = newWorker(e.lik)
-			cov = make([]float64, len(e.cov))
-		}
+		lik, cov := liks[w], covs[w]
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
