@@ -131,6 +131,10 @@ const (
 // rows is less than all of them). With mfFull, curv receives the whole
 // Gauss–Newton matrix E[Jᵀ diag(∂²log p) J], which the online refinement's
 // Newton step on the means needs.
+// It stays one function: it is the online step's hot loop
+// (BenchmarkOnlineBin), and its point loop, per-excess-set contraction and
+// curvature assembly share a dozen locals that would otherwise travel
+// through the scratch struct.
 func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars, sd, grad, curv []float64, mode mfCurv, rows int) (float64, error) {
 	np := d.np
 	s := &d.mf

@@ -256,6 +256,9 @@ func (o *Online) grow(dst *BinResult) {
 
 // step refines the site of the bin the filter was just advanced to and
 // updates the filter with it.
+// It is one loop of the batch engine's step rules (evaluate, judge,
+// undo or damp, move) on one bin; its branches share the loop's state,
+// so it is kept whole to be read against Engine.Converge.
 func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 	np := o.np
 	o.filt.Marginal(o.pm, o.pc)
@@ -542,6 +545,9 @@ func backSolve(l, x []float64, n int) {
 // the current site, q ∝ N(pm, pc)·t(f), into qm, qc and qv. With Λ = L·Lᵀ
 // it uses S = P − P·L·M⁻¹·Lᵀ·P, M = I + Lᵀ·P·L, which needs no inverse of
 // the (possibly near-singular) predicted covariance P.
+// It stays one function: it is the online step's inner loop
+// (BenchmarkOnlineBin), with one branch per site structure (per-product
+// scalars, diagonal, full) sharing the prediction and scratch locals.
 func (o *Online) refined() error {
 	if o.indep {
 		return o.refinedIndep()

@@ -21,6 +21,9 @@ import (
 // z95 is the standard normal 95% quantile: q05/q95 = mean ∓ z95·sd.
 const z95 = 1.6448536269514722
 
+// runFit is `dcgpd fit`. It is long only in flag declarations and their
+// checks, one per flag, read top to bottom; the work is in spec.Learn and
+// the writers.
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dcgpd fit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
