@@ -86,6 +86,23 @@ const (
 	mfCensored
 )
 
+// spread applies one diffusion step to the excess products s.exc in next
+// (which holds the demand): each is capped at its supply u and its excess
+// s.e moves along its row of the graph.
+func (s *meanFieldScratch) spread(next, u []float64) {
+	for _, k := range s.exc {
+		next[k] = u[k]
+	}
+	for _, k := range s.exc {
+		e := s.e[k]
+		cols, vals := s.rowCols[k], s.rowVals[k]
+		vals = vals[:len(cols)]
+		for p, j := range cols {
+			next[j] += e * vals[p]
+		}
+	}
+}
+
 func (s *meanFieldScratch) grow(np int) {
 	if len(s.kind) == np {
 		return
@@ -270,17 +287,7 @@ func (d *Diffusion) mfPoint(obs []Obs, f []float64) float64 {
 	} else {
 		next := s.next[:np]
 		copy(next, f)
-		for _, k := range s.exc {
-			next[k] = u[k]
-		}
-		for _, k := range s.exc {
-			e := s.e[k]
-			cols, vals := s.rowCols[k], s.rowVals[k]
-			vals = vals[:len(cols)]
-			for p, j := range cols {
-				next[j] += e * vals[p]
-			}
-		}
+		s.spread(next, u)
 		for j, fn := range next {
 			fj := f[j]
 			c[j] = 1
@@ -343,17 +350,7 @@ func (d *Diffusion) mfPointGrouped(obs []Obs, f []float64) float64 {
 	copy(next, f)
 	var pw, ph []float64
 	if mask != 0 {
-		for _, k := range s.exc {
-			next[k] = u[k]
-		}
-		for _, k := range s.exc {
-			e := s.e[k]
-			cols, vals := s.rowCols[k], s.rowVals[k]
-			vals = vals[:len(cols)]
-			for p, j := range cols {
-				next[j] += e * vals[p]
-			}
-		}
+		s.spread(next, u)
 		i := s.pat.slot(mask, np)
 		pw, ph = s.pat.w[i*np:(i+1)*np], s.pat.h[i*np:(i+1)*np]
 	}
