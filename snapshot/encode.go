@@ -133,7 +133,7 @@ func (m *Model) decode(d *decoder) {
 			m.Products[i] = d.str()
 		}
 	}
-	m.BinWidth = durationOf(d.i64())
+	m.BinWidth = time.Duration(d.i64())
 	m.Origin = d.i64()
 	m.Applied = d.u64()
 	m.Stream = d.i64()
@@ -269,5 +269,3 @@ func decodeBins(d *decoder) []Bin {
 	}
 	return bins
 }
-
-func durationOf(ns int64) time.Duration { return time.Duration(ns) }

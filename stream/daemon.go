@@ -206,7 +206,6 @@ func (d *Daemon) consume(ctx context.Context, js jetstream.JetStream) ([]*consum
 		if err != nil {
 			return nil, fmt.Errorf("consumer for model %s: %w", r.Name(), err)
 		}
-		r := r
 		cc, err := cons.Consume(func(msg jetstream.Msg) {
 			var seq uint64
 			if md, err := msg.Metadata(); err == nil {

@@ -233,19 +233,16 @@ func runCrashScenario(t *testing.T, c *cluster, plan []killAt, pauses string) *c
 		t.Fatal(err)
 	}
 	for _, k := range plan {
-		hit := "the process had finished its input"
+		var hit string
 		if k.onLog != "" {
 			line, err := proc.waitLog(k.onLog, k.n, 30*time.Second)
 			if err != nil {
 				t.Fatalf("kill %v: %v", k, err)
-			} else {
-				hit = "inside: " + line
 			}
+			hit = "inside: " + line
 		} else {
 			time.Sleep(k.delay)
-			if n := proc.count("bins"); n >= 0 {
-				hit = proc.lastLine()
-			}
+			hit = proc.lastLine()
 		}
 		proc.kill(t)
 		run.hit = append(run.hit, hit)
@@ -349,12 +346,6 @@ func (p *dcgpdProc) waitLog(msg string, n int, d time.Duration) (string, error) 
 			return "", fmt.Errorf("no %q #%d within %v; log tail:\n%s", msg, n, d, p.tail())
 		}
 	}
-}
-
-func (p *dcgpdProc) count(string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.lines)
 }
 
 func (p *dcgpdProc) lastLine() string {
