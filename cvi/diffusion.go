@@ -35,9 +35,20 @@ const (
 type Curvature int
 
 const (
+	// AutoCurvature (the zero value) is ExactCurvature for DiagonalSites
+	// and GaussNewton for FullSites. With diagonal sites the exact
+	// curvature is the variance derivative of the same point estimate as
+	// the ELBO (one Stein sum per product), so the CVI fixed point is a
+	// stationary point of the ELBO over q and learning's envelope gradient
+	// is the ELBO's: on the Citi Bike clusters every diagonal fit then
+	// passes the gradient test, where with Gauss–Newton every one ended
+	// "line search failed". With full sites the N_p×N_p Stein matrix needs
+	// far more points than the default to be usable.
+	AutoCurvature Curvature = iota
 	// GaussNewton is E[Jᵀ diag(∂²log p) J]: negative semi-definite for the
-	// log-concave Tobit terms, but it drops the kinks of max.
-	GaussNewton Curvature = iota
+	// log-concave Tobit terms, but it drops the kinks of max, so the CVI
+	// fixed point is not the ELBO's maximum over q.
+	GaussNewton
 	// ExactCurvature is the Hessian of the expectation by the Stein identity
 	// P⁻¹E[(f − m)(Jᵀ∂log p)ᵀ], symmetrised; it includes the kinks but can
 	// be indefinite (the site update projects it).
@@ -88,7 +99,11 @@ type DiffusionOptions struct {
 	// Variance is the observation noise variance σ².
 	Variance    float64
 	Expectation Expectation
-	Curvature   Curvature
+	// Curvature is the second-order information of the sites in batch
+	// CVI (AutoCurvature by default). The online step always takes the
+	// Gauss–Newton matrix: its Newton step on the means needs the
+	// products' coupling, which the per-product Stein sums do not give.
+	Curvature Curvature
 	// Sites is the site structure of the joint expectation (FullSites by
 	// default; MeanOnly is always diagonal).
 	Sites Sites
@@ -175,6 +190,16 @@ func NewDiffusion(o DiffusionOptions) (*Diffusion, error) {
 	}
 	if o.Sites != FullSites && o.Sites != DiagonalSites {
 		return nil, fmt.Errorf("cvi: diffusion sites %d: want FullSites or DiagonalSites", o.Sites)
+	}
+	switch o.Curvature {
+	case AutoCurvature:
+		o.Curvature = GaussNewton
+		if o.Sites == DiagonalSites {
+			o.Curvature = ExactCurvature
+		}
+	case GaussNewton, ExactCurvature:
+	default:
+		return nil, fmt.Errorf("cvi: diffusion curvature %d: want AutoCurvature, GaussNewton or ExactCurvature", o.Curvature)
 	}
 	if err := checkVariance(o.Variance); err != nil || o.Variance == 0 {
 		return nil, fmt.Errorf("cvi: diffusion noise variance must be finite and > 0, got %v", o.Variance)

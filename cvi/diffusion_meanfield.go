@@ -156,10 +156,8 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	np := d.np
 	s := &d.mf
 	s.grow(np)
-	exact := curv != nil && d.opts.Curvature == ExactCurvature
-	if exact && mode == mfFull {
-		return 0, errors.New("cvi: the full mean-field curvature is Gauss–Newton only")
-	}
+	// The full matrix (the online Newton step's) is Gauss–Newton only.
+	exact := curv != nil && mode == mfDiag && d.opts.Curvature == ExactCurvature
 	// Validated once per bin (supply not NaN or −Inf): every point below
 	// is finite.
 	if _, err := op.Prepare(d.u, d.ws); err != nil {
@@ -585,11 +583,12 @@ func dotRows(ca []int, va []float64, cb []int, vb []float64, h []float64) float6
 // Newton step uses that coupling. With coarse it takes the LearnPoints
 // rule (the first points of the nested set) instead of the Points rule.
 // ok is false where the likelihood has no such curvature (full sites,
-// mean-only, exact curvature, or more than one diffusion step); E is NaN
-// on failure.
+// mean-only, or more than one diffusion step); E is NaN on failure. It is
+// the Gauss–Newton matrix whatever d.opts.Curvature says: the Newton step
+// needs the coupling, and its diagonal is the online site's curvature.
 func (d *Diffusion) expectCoupled(obs []Obs, mean, vars, grad, curv []float64, coarse bool) (e float64, ok bool) {
 	np := d.np
-	if !d.diagonal() || d.opts.Curvature != GaussNewton || d.opts.Steps != 1 {
+	if !d.diagonal() || d.opts.Steps != 1 {
 		return 0, false
 	}
 	if len(obs) != np || len(mean) != np || len(vars) != np {

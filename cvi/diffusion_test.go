@@ -273,7 +273,10 @@ func TestDiffusionDiagonalMonteCarlo(t *testing.T) {
 		feats[i] = []float64{rng.Float64() * 2, rng.Float64() * 2}
 	}
 	graph, _ := diffusion.NewGraph(feats, diffusion.GraphOptions{})
-	d, err := NewDiffusion(DiffusionOptions{Graph: graph, Lengthscale: 0.7, Sink: 0.2, Variance: 0.05, Points: 4096, Sites: DiagonalSites})
+	// Gauss–Newton curvature: the Monte Carlo reference below averages
+	// Jᵀ diag(∂²log p) J (TestExactCurvatureIsTheVarianceDerivative checks
+	// the exact one).
+	d, err := NewDiffusion(DiffusionOptions{Graph: graph, Lengthscale: 0.7, Sink: 0.2, Variance: 0.05, Points: 4096, Sites: DiagonalSites, Curvature: GaussNewton})
 	if err != nil {
 		t.Fatal(err)
 	}

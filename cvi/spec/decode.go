@@ -242,7 +242,7 @@ func (d *Diffusion) validate() error {
 	switch d.Curvature {
 	case "", "gauss-newton", "exact":
 	default:
-		return fmt.Errorf("model.diffusion.curvature %q: want gauss-newton or exact", d.Curvature)
+		return fmt.Errorf("model.diffusion.curvature %q: want gauss-newton or exact (or leave it out: exact for diagonal sites, gauss-newton for full)", d.Curvature)
 	}
 	if d.Points < 0 || d.LearnPoints < 0 || d.Neighbours < 0 || d.Cutoff < 0 {
 		return errors.New("model.diffusion: points, learn_points, neighbours and cutoff must not be negative")

@@ -28,8 +28,11 @@ func buildDiffusion(m Model, sum Summary, variance float64, fixed map[string]boo
 	if d.Sites != "full" { // diagonal by default (README: site structure)
 		opts.Sites = cvi.DiagonalSites
 	}
-	if d.Curvature == "exact" {
+	switch d.Curvature {
+	case "exact":
 		opts.Curvature = cvi.ExactCurvature
+	case "gauss-newton":
+		opts.Curvature = cvi.GaussNewton
 	}
 	if d.Transition != "" {
 		f, err := os.Open(d.Transition)

@@ -97,7 +97,9 @@ type Diffusion struct {
 	// joint q(f_n) through the diffusion map) | meanonly (the reference's
 	// approximation: diffuse the posterior mean only).
 	Expectation string `toml:"expectation"`
-	// Curvature is gauss-newton (default) | exact (Stein identity).
+	// Curvature is the sites' curvature in batch CVI: "" (default: exact
+	// for diagonal sites, gauss-newton for full ones) | gauss-newton |
+	// exact (Stein identity).
 	Curvature string `toml:"curvature"`
 	// Sites is diagonal (default; mean field: the expectation through the
 	// diffusion map over the product of the per-product marginals,
