@@ -322,6 +322,13 @@ func (d *Diffusion) diagonal() bool {
 	return d.opts.Expectation == JointExpectation && d.opts.Sites == DiagonalSites
 }
 
+// stationaryFixedPoint reports whether a CVI fixed point is a stationary
+// point of the ELBO's point estimate over q: diagonal sites with the
+// exact curvature (see AutoCurvature).
+func (d *Diffusion) stationaryFixedPoint() bool {
+	return d.diagonal() && d.opts.Curvature == ExactCurvature
+}
+
 // SiteStructure returns the configured site structure (DiagonalSites for
 // the mean-only expectation).
 func (d *Diffusion) SiteStructure() Sites {

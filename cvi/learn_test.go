@@ -108,6 +108,28 @@ func TestLearnEndsOnTheFinePointRule(t *testing.T) {
 	if math.Abs(elbo-res.ELBO) > 1e-12*math.Abs(elbo) {
 		t.Errorf("reported ELBO %.12g, fine-rule ELBO of the final state %.12g", res.ELBO, elbo)
 	}
+	// Gauss–Newton curvature (full sites): the search stays on the coarse
+	// rule.
+	if res.CoarseIterations != 0 || res.SearchRule == res.FinalRule {
+		t.Errorf("full sites: coarse iterations %d, rules %q/%q: want the search on the coarse rule only", res.CoarseIterations, res.SearchRule, res.FinalRule)
+	}
+	// Diagonal sites, exact curvature: the search goes on with the fine
+	// rule from the coarse optimum, so the status is the fine rule's.
+	ed, likd := triangleEngine(t, 120, DiffusionOptions{Points: 64, LearnPoints: 8, Sites: DiagonalSites})
+	sawCoarse = false
+	resd, err := ed.Learn(context.Background(), LearnOptions{Fixed: fixed, Progress: func(Progress) {
+		sawCoarse = sawCoarse || likd.z == likd.zLearn
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("diagonal sites: %s after %d iterations (%d coarse): gradient %.3g, final %.3g, test %.3g", resd.Status, resd.Iterations, resd.CoarseIterations, resd.Gradient, resd.FinalGradient, resd.GradTol)
+	if !sawCoarse || resd.CoarseIterations == 0 || resd.SearchRule != resd.FinalRule || resd.CoarseRule == resd.FinalRule {
+		t.Errorf("diagonal sites: coarse iterations %d, rules %q/%q/%q: want a coarse stage, then the search on the final rule", resd.CoarseIterations, resd.CoarseRule, resd.SearchRule, resd.FinalRule)
+	}
+	if resd.Gradient != resd.FinalGradient {
+		t.Errorf("diagonal sites: the test saw gradient %.6g, the final state has %.6g", resd.Gradient, resd.FinalGradient)
+	}
 	// With ℓ and π learned the fine rule is kept throughout.
 	e2, lik2 := triangleEngine(t, 120, DiffusionOptions{Points: 64, LearnPoints: 8})
 	sawCoarse = false
