@@ -550,7 +550,7 @@ func judgeStep(elbo, prev, tol, beta float64) stepVerdict {
 	case elbo < prev-1e-12*math.Abs(prev) && beta > 0.1:
 		// CVI with β = 1 cycles on nearly flat censored terms.
 		return stepDamp
-	case math.Abs(elbo-prev) <= tol*(1+math.Abs(elbo)):
+	case math.Abs(elbo-prev) <= beta*tol*(1+math.Abs(elbo)):
 		// Gauss–Newton fixed points are not exact ELBO maxima, so a
 		// change at the noise floor counts as converged.
 		return stepConverged

@@ -292,9 +292,16 @@ func newLearner(ctx context.Context, e *Engine, opts LearnOptions) *learner {
 	// the final solve at the learned hyperparameters.
 	l.coarse, _ = e.lik.(SearchRuler)
 	if l.coarse != nil && len(l.free) > 0 && !opts.NoCoarse {
+		final := l.coarse.RuleName()
 		l.coarse.SetSearch(true)
-		e.invalidate()
-		l.coarseOn = true
+		// Only a rule that differs from the final one is a coarse stage
+		// (learn_points = points, or ℓ and π learned, keep one rule).
+		if l.coarse.RuleName() != final {
+			e.invalidate()
+			l.coarseOn = true
+		} else {
+			l.coarse.SetSearch(false)
+		}
 	}
 	l.res.SearchRule = ruleName(e.lik)
 	return l
