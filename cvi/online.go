@@ -292,7 +292,7 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 		if reeval {
 			reeval = false
 		} else {
-			v = judgeStep(elbo, prevELBO, tol, beta)
+			v = judgeStep(elbo, prevELBO, tol, beta, 0)
 		}
 		switch v {
 		case stepUndo:

@@ -37,8 +37,7 @@ func unitsData(demand, hour float64) (*cvi.Data, [][]float64) {
 
 // TestLearningIsUnitFree: the same data with demand ×1000 and with times
 // in seconds instead of hours gives the same fit: the posterior mean in
-// the original units agrees within 1%, and every fit converges (not
-// asserted for the diffusion likelihood with diagonal sites; see below).
+// the original units agrees within 1%, and every fit converges.
 func TestLearningIsUnitFree(t *testing.T) {
 	for _, tc := range []struct{ lik, sites string }{{"gaussian", ""}, {"tobit", ""}, {"diffusion", "full"}, {"diffusion", "diagonal"}} {
 		lik, sites := tc.lik, tc.sites
@@ -48,6 +47,14 @@ func TestLearningIsUnitFree(t *testing.T) {
 				sum := Summarise(data, feats, false)
 				sp := Spec{}
 				sp.Model.Diffusion.Sites = sites
+				if sites == "diagonal" {
+					// 360 cells put the gradient test at 0.36 nats, below
+					// what the 64-point estimate resolves here: with 64
+					// points the ×1 and seconds fits end "line search
+					// failed" 0.04 nats below the optimum and the means
+					// differ by 1.6%; with 256 every fit converges.
+					sp.Model.Diffusion.Points = 256
+				}
 				b, err := sp.Build(sum, lik)
 				if err != nil {
 					t.Fatal(err)
@@ -91,15 +98,6 @@ func TestLearningIsUnitFree(t *testing.T) {
 				t.Logf("demand ×%g, hour = %g: max |Δ mean| %.3g (max |mean| %.3g)", c.demand, c.hour, worst, scale)
 				if worst > 0.01*scale {
 					t.Errorf("demand ×%g, hour = %g: posterior mean differs by %.3g, more than 1%% of %.3g", c.demand, c.hour, worst, scale)
-				}
-				if sites == "diagonal" {
-					// Open (issue 9): with mean-field sites the envelope
-					// gradient and the ELBO disagree near the optimum; the
-					// fallback then converges ×1000 to another point 1.6%
-					// away. Without it the fits agree within 1% but the
-					// ×1000 one stops above the gradient test.
-					t.Logf("convergence NOT asserted for diagonal sites: %s / %s", r0.Status, r.Status)
-					continue
 				}
 				if !r.Converged || !r0.Converged {
 					t.Errorf("not converged: %s / %s", r0.Detail, r.Detail)
