@@ -212,3 +212,26 @@ func TestParallelChainsFirstError(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallIndependentRunsStaySerial: runs below parallelMinWork start no
+// goroutines, so dense chains, once sized, allocate nothing (a parallel
+// run copies the shared kernel).
+func TestSmallIndependentRunsStaySerial(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	m := parallelCases()[1].model(t) // dense chains of dimension 11
+	np := m.NumProducts()
+	times := randomTimes(rng, 60, 20)
+	s := randomSites(rng, len(times), np, false, 0.2)
+	var p Posterior
+	if nw := p.chainWorkers(m, len(times)); nw != 1 {
+		t.Fatalf("%d workers for a small run, want 1", nw)
+	}
+	for _, mode := range runModes {
+		if err := mode.run(&p, m, times, s); err != nil {
+			t.Fatal(err)
+		}
+		if a := testing.AllocsPerRun(5, func() { _ = mode.run(&p, m, times, s) }); a != 0 {
+			t.Errorf("%s allocates %v times per run", mode.name, a)
+		}
+	}
+}
