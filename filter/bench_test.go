@@ -173,7 +173,7 @@ func indepWorkload(tb testing.TB, np, n int) (*Model, []float64, *Sites) {
 
 // BenchmarkIndependentChains times the runs of one chain per product
 // (Independent kernel, diagonal sites) on indepWorkload: P30 is the large
-// fit whose chains run in parallel, P2 a small one.
+// fit whose chains run in parallel, P2 a small one that stays serial.
 func BenchmarkIndependentChains(b *testing.B) {
 	for _, c := range []struct {
 		name  string

@@ -12,13 +12,14 @@ import (
 )
 
 // parallelMinWork is the least work, bins × Σ_k d_k² over the products'
-// chains, for which a run of independent chains starts goroutines, and
-// twice the least each worker gets. A filter step costs about 4–7 ns per
-// unit (BenchmarkIndependentChains), so 2¹⁶ units are 0.2–0.5 ms, against
-// the 10–20 µs it takes to start the workers, copy the kernel for them
-// and hand over: the small runs of online updates and short batches stay
-// serial. A variable so that tests can force parallel runs.
-var parallelMinWork = 1 << 16
+// chains (twice that with the smoother), for which a run of independent
+// chains starts goroutines, and twice the least each worker gets. A
+// filter step costs 3–5 ns per unit (BenchmarkIndependentChains), so 2¹⁷
+// units are 0.4–0.7 ms of filtering, against the tens of µs it takes to
+// wake the workers, copy the kernel for them and hand over: below it two
+// workers are no faster, and the small runs of online updates and short
+// batches stay serial. A variable so that tests can force parallel runs.
+var parallelMinWork = 1 << 17
 
 // chainScratch is the mutable scratch of one chain's passes: the dense
 // Kalman step's and the whitening of the sites'. Chains that run at once
@@ -38,11 +39,11 @@ type chainWorker struct {
 }
 
 // chainWorkers returns the number of goroutines a run of independent
-// chains over n bins uses: one (serial) for a small run, for per-product
-// kernels of which some product shares another's, or when Workers is 1;
-// else up to Workers (or GOMAXPROCS) and N_p, as long as each worker
-// gets half of parallelMinWork.
-func (p *Posterior) chainWorkers(m *Model, n int) int {
+// chains over n bins (smoothed if smooth) uses: one (serial) for a small
+// run, for per-product kernels of which some product shares another's, or
+// when Workers is 1; else up to Workers (or GOMAXPROCS) and N_p, as long
+// as each worker gets half of parallelMinWork.
+func (p *Posterior) chainWorkers(m *Model, n int, smooth bool) int {
 	nw := p.Workers
 	if nw <= 0 {
 		nw = runtime.GOMAXPROCS(0)
@@ -57,6 +58,9 @@ func (p *Posterior) chainWorkers(m *Model, n int) int {
 		work += d * d
 	}
 	work *= n
+	if smooth {
+		work *= 2 // the RTS pass costs at least the filter's
+	}
 	if work < parallelMinWork {
 		return 1
 	}

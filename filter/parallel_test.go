@@ -223,7 +223,7 @@ func TestSmallIndependentRunsStaySerial(t *testing.T) {
 	times := randomTimes(rng, 60, 20)
 	s := randomSites(rng, len(times), np, false, 0.2)
 	var p Posterior
-	if nw := p.chainWorkers(m, len(times)); nw != 1 {
+	if nw := p.chainWorkers(m, len(times), true); nw != 1 {
 		t.Fatalf("%d workers for a small run, want 1", nw)
 	}
 	for _, mode := range runModes {

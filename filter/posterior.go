@@ -153,7 +153,7 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 func (p *Posterior) runIndependent(m *Model, times []float64, s *Sites, smooth, shared bool) error {
 	np := m.np
 	p.Cov = nil
-	nw := p.chainWorkers(m, len(times))
+	nw := p.chainWorkers(m, len(times), smooth)
 	nc := np
 	if shared {
 		nc = nw
