@@ -895,8 +895,12 @@ func (e *Engine) kernelGradient(free, kern []int, h float64, g []float64, rawAt 
 	for len(e.gradWork) < workers {
 		e.gradWork = append(e.gradWork, &gradWorker{src: e.model, m: e.model.Clone()})
 	}
+	// The workers share the cores with the chains a FilterLogLik of
+	// independent products runs in parallel: GOMAXPROCS goroutines in all.
+	inner := max(1, runtime.GOMAXPROCS(0)/workers)
 	for w := 0; w < workers; w++ {
 		gw := e.gradWork[w]
+		gw.post.Workers = inner
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

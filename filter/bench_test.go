@@ -140,3 +140,48 @@ func benchRuns(b *testing.B, m *Model, times []float64, s *Sites, runs []benchRu
 		})
 	}
 }
+
+// indepWorkload is shaped like a CVI fit of hourly demand at many
+// stations: np products with the Independent product kernel over a shared
+// Matérn-3/2 + Periodic(J=6) temporal kernel (a chain of dimension 16 per
+// product), diagonal sites, n hourly bins with a tenth of the sites
+// missing.
+func indepWorkload(tb testing.TB, np, n int) (*Model, []float64, *Sites) {
+	m32, err := kernel.NewMatern32(1.0, 30)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	per, err := kernel.NewPeriodic(0.8, 1.0, 24, 6)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sum, err := kernel.NewSum(m32, per)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := NewModel(sum, nil, nil, np)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	times := make([]float64, n)
+	for i := range times {
+		times[i] = float64(i)
+	}
+	s := randomSites(rand.New(rand.NewPCG(3, uint64(np))), n, np, false, 0.1)
+	return m, times, s
+}
+
+// BenchmarkIndependentChains times the runs of one chain per product
+// (Independent kernel, diagonal sites) on indepWorkload: P30 is the large
+// fit whose chains run in parallel, P2 a small one that stays serial.
+func BenchmarkIndependentChains(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		np, n int
+	}{{"P30", 30, 500}, {"P2", 2, 100}} {
+		b.Run(c.name, func(b *testing.B) {
+			m, times, s := indepWorkload(b, c.np, c.n)
+			benchRuns(b, m, times, s, []benchRun{{"SmoothMarginals", SmoothMarginals}, {"FilterLogLik", FilterLogLik}, {"Smooth", Smooth}})
+		})
+	}
+}

@@ -23,6 +23,7 @@ import (
 type Model struct {
 	temporal   kernel.Temporal   // shared temporal kernel; nil with per-product kernels
 	perProduct []kernel.Temporal // per-product kernels (kernel.Independent models only)
+	distinct   bool              // no two products share a per-product kernel (see distinctKernels)
 	stk        *stack            // their block-diagonal joint kernel, sharing them
 	spatial    kernel.Spatial
 	features   [][]float64
@@ -68,7 +69,7 @@ func NewIndependentModel(ks []kernel.Temporal) (*Model, error) {
 			return nil, fmt.Errorf("filter: product %d has no temporal kernel", i)
 		}
 	}
-	m := &Model{perProduct: ks, stk: newStack(ks), np: len(ks)}
+	m := &Model{perProduct: ks, stk: newStack(ks), np: len(ks), distinct: distinctKernels(ks)}
 	if err := m.refresh(); err != nil {
 		return nil, err
 	}
@@ -260,6 +261,7 @@ func (m *Model) Clone() *Model {
 			c.perProduct[i] = k.Clone()
 		}
 		c.stk = newStack(c.perProduct)
+		c.distinct = true // each cloned
 	}
 	if m.spatial != nil {
 		c.spatial = m.spatial.Clone()

@@ -36,18 +36,26 @@ type Posterior struct {
 	LogLik float64
 	// Smoothed reports whether Mean/Var/Cov are smoothed.
 	Smoothed bool
+	// Workers caps the goroutines a run may use for the chains of an
+	// Independent model with diagonal sites (one chain per product): 0
+	// means runtime.GOMAXPROCS(0); 1 keeps runs serial, for callers that
+	// already run several filters at once. The results do not depend on
+	// it, bit for bit.
+	Workers int
 
 	marginalOnly bool // Mean/Var/Cov smoothed without the smoothed states
 	chainMBF     *mbfStore
 	mbf          mbfStore
 	mbfw         mbfWork
 
-	model  *Model
-	indep  bool
-	chains []chain
-	work   denseWork
-	obsWork
-	mu, pu []float64 // latent-space marginals of one bin
+	model        *Model
+	indep        bool
+	chains       []chain
+	chainScratch               // serial runs' scratch, and parallel worker 0's
+	workers      []chainWorker // parallel workers 1, 2, …
+	chainLLs     []float64     // a parallel run's log marginal likelihood per product
+	chainErrs    []error       // and error per product
+	mu, pu       []float64     // latent-space marginals of one bin
 }
 
 // Smooth runs the Kalman filter and RTS smoother of model m over the
@@ -76,9 +84,10 @@ func SmoothMarginals(dst *Posterior, m *Model, times []float64, s *Sites) error 
 // FilterLogLik is Filter for callers that need only the log marginal
 // likelihood and the filtered marginals (Mean, Var, Cov), e.g. the
 // gradient of log Z̃ by finite differences: with one chain per product it
-// keeps the per-bin storage of one chain at a time instead of every
-// product's, so its memory is O(N·d²) rather than O(N_p·N·d²). The result
-// cannot Predict (use Filter). Its numbers are Filter's, bit for bit.
+// keeps the per-bin storage of one chain per worker (see
+// Posterior.Workers) instead of every product's, so its memory is
+// O(W·N·d²) for W workers rather than O(N_p·N·d²). The result cannot
+// Predict (use Filter). Its numbers are Filter's, bit for bit.
 func FilterLogLik(dst *Posterior, m *Model, times []float64, s *Sites) error {
 	return dst.run(m, times, s, runFilterMarginals)
 }
@@ -136,40 +145,57 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 }
 
 // runIndependent runs one chain per product (an Independent model with
-// diagonal sites). With shared, the products' chains run one after the
-// other in the same storage, keeping only the marginals (memory for one
-// chain's bins, not N_p chains'; the result cannot Predict).
+// diagonal sites), on several goroutines when the run is large enough
+// (see chainWorkers). With shared, the chains keep only the marginals and
+// each worker runs its products' chains one after the other in the same
+// storage: memory for one chain's bins per worker (at most Workers or
+// GOMAXPROCS of them), not N_p chains'; the result cannot Predict.
 func (p *Posterior) runIndependent(m *Model, times []float64, s *Sites, smooth, shared bool) error {
-	n, np := len(times), m.np
+	np := m.np
 	p.Cov = nil
+	nw := p.chainWorkers(m, len(times), smooth)
 	nc := np
 	if shared {
-		nc = 1
+		nc = nw
 		p.marginalOnly = true
 	}
 	if cap(p.chains) < nc {
-		p.chains = make([]chain, nc)
+		// Keep the chains already sized.
+		p.chains = append(p.chains[:cap(p.chains)], make([]chain, nc-cap(p.chains))...)
 	}
 	p.chains = p.chains[:nc]
+	if nw > 1 {
+		return p.runParallel(m, times, s, smooth, shared, nw)
+	}
 	for k := 0; k < np; k++ {
-		kern := m.kernelOf(k)
-		d := kern.Dim()
-		p.work.grow(1, d, 1)
-		p.h = p.rows[k].h
-		c := &p.chains[min(k, nc-1)]
-		c.grow(n, d, d, smooth, true)
-		ll, err := p.runChain(c, m, kern, times, s, k, smooth)
+		ll, err := p.runProduct(&p.chains[min(k, nc-1)], &p.chainScratch, m, m.kernelOf(k), times, s, k, smooth)
 		if err != nil {
 			return errs.Withinf("filter", err, "product %d", k)
 		}
 		p.LogLik += ll
-		if !p.twoState(c) {
-			for i := 0; i < n; i++ {
-				p.Mean[i*np+k], p.Var[i*np+k] = p.chainMarginal(c, i)
-			}
-		}
 	}
 	return nil
+}
+
+// runProduct runs product k's chain c with kernel kern (the model's, or a
+// worker's copy of it) and scratch sc, and writes its marginals into Mean
+// and Var. It returns the chain's log marginal likelihood.
+func (p *Posterior) runProduct(c *chain, sc *chainScratch, m *Model, kern kernel.Temporal, times []float64, s *Sites, k int, smooth bool) (float64, error) {
+	n, np := len(times), p.NP
+	d := kern.Dim()
+	sc.work.grow(1, d, 1)
+	sc.h = p.rows[k].h
+	c.grow(n, d, d, smooth, true)
+	ll, err := p.runChain(c, sc, m, kern, times, s, k, smooth)
+	if err != nil {
+		return ll, err
+	}
+	if !sc.twoState(c) {
+		for i := 0; i < n; i++ {
+			p.Mean[i*np+k], p.Var[i*np+k] = p.chainMarginal(c, sc, i)
+		}
+	}
+	return ll, nil
 }
 
 // runCoupled runs the coupled chain over all products, and its marginals
@@ -195,7 +221,7 @@ func (p *Posterior) runCoupled(m *Model, times []float64, s *Sites, smooth, mbf 
 		p.chainMBF = nil
 	}
 	p.mu, p.pu = linalg.Resize(p.mu, np), linalg.Resize(p.pu, np*np)
-	ll, err := p.runChain(c, m, kern, times, s, -1, smooth && !mbf)
+	ll, err := p.runChain(c, &p.chainScratch, m, kern, times, s, -1, smooth && !mbf)
 	if err != nil {
 		return err
 	}
@@ -216,25 +242,25 @@ func (p *Posterior) runCoupled(m *Model, times []float64, s *Sites, smooth, mbf 
 
 // runChain filters (and smooths) one chain; k >= 0 selects product k's
 // scalar sites, k < 0 the coupled chain over all products. It returns the
-// log marginal likelihood of the sites.
-func (p *Posterior) runChain(c *chain, m *Model, kern kernel.Temporal, times []float64, s *Sites, k int, smooth bool) (float64, error) {
-	if k >= 0 && p.twoState(c) {
+// log marginal likelihood of the sites. sc is the scratch it works in:
+// the Posterior's own, or a parallel worker's for k >= 0.
+func (p *Posterior) runChain(c *chain, sc *chainScratch, m *Model, kern kernel.Temporal, times []float64, s *Sites, k int, smooth bool) (float64, error) {
+	if k >= 0 && sc.twoState(c) {
 		return runTwoState(c, kern, times, s.Nat1, s.Nat2, p.Mean, p.Var, k, s.NP, smooth, m.start)
 	}
-	p.chainPrior(c, m, kern, times[0], k)
-	ll, err := p.filterChain(c, m, kern, times, s, k)
+	chainPrior(c, &sc.work, m, kern, times[0], k)
+	ll, err := p.filterChain(c, sc, m, kern, times, s, k)
 	if err != nil || !smooth {
 		return ll, err
 	}
-	return ll, p.smoothChain(c, kern.Dim(), len(times))
+	return ll, smoothChain(c, &sc.work, kern.Dim(), len(times))
 }
 
 // chainPrior writes the prior at the first bin, t0, into the chain's
 // first predicted moments: the stationary Pinf on every latent copy, or
 // the model's start predicted to t0; and the identity as the transition
-// into bin 0.
-func (p *Posterior) chainPrior(c *chain, m *Model, kern kernel.Temporal, t0 float64, k int) {
-	w := &p.work
+// into bin 0. w is the scratch.
+func chainPrior(c *chain, w *denseWork, m *Model, kern kernel.Temporal, t0 float64, k int) {
 	d := kern.Dim()
 	D, dd := c.dim, d*d
 	ms, ps := c.mp[:D], c.pp[:D*D]
@@ -262,9 +288,10 @@ func (p *Posterior) chainPrior(c *chain, m *Model, kern kernel.Temporal, t0 floa
 // filterChain is the forward pass over the chain's bins from its prior:
 // predict, whiten the bin's sites (scalar sites of product k >= 0, or
 // the bin's block for k < 0), update. It returns the log marginal
-// likelihood, and for the Bryson–Frazier pass records what it needs.
-func (p *Posterior) filterChain(c *chain, m *Model, kern kernel.Temporal, times []float64, s *Sites, k int) (float64, error) {
-	w := &p.work
+// likelihood, and for the Bryson–Frazier pass records what it needs. It
+// works in sc's scratch (the Posterior's own for k < 0).
+func (p *Posterior) filterChain(c *chain, sc *chainScratch, m *Model, kern kernel.Temporal, times []float64, s *Sites, k int) (float64, error) {
+	w := &sc.work
 	d := kern.Dim()
 	D, dd := c.dim, d*d
 	var ll float64
@@ -290,11 +317,11 @@ func (p *Posterior) filterChain(c *chain, m *Model, kern kernel.Temporal, times 
 		}
 		var r int
 		if k >= 0 {
-			r = p.scalarObs(s.Nat1[n*s.NP+k], s.Nat2[n*s.NP+k], &siteDet)
+			r = sc.scalarObs(s.Nat1[n*s.NP+k], s.Nat2[n*s.NP+k], &siteDet)
 		} else {
 			var err error
 			l1, l2 := s.Bin(n)
-			if r, err = p.whiten(m, l1, l2, s.Full, &siteDet); err != nil {
+			if r, err = sc.whiten(m, l1, l2, s.Full, &siteDet); err != nil {
 				return 0, errs.Withinf("filter", err, "bin %d", n)
 			}
 		}
@@ -305,13 +332,13 @@ func (p *Posterior) filterChain(c *chain, m *Model, kern kernel.Temporal, times 
 		if rec {
 			w.ut = p.chainMBF.slot(n, p.NP, D)
 		}
-		l, err := updateDense(c.mf[n*D:(n+1)*D], c.pf[n*D*D:(n+1)*D*D], mp, pp, p.cw, p.cs, p.z, p.sup, r, w, &innovDet)
+		l, err := updateDense(c.mf[n*D:(n+1)*D], c.pf[n*D*D:(n+1)*D*D], mp, pp, sc.cw, sc.cs, sc.z, sc.sup, r, w, &innovDet)
 		w.ut = ut
 		if err != nil {
 			return 0, errs.Withinf("filter", err, "bin %d", n)
 		}
 		if rec {
-			p.chainMBF.record(n, r, p.NP, D, p.cw, p.cs, p.sup, w)
+			p.chainMBF.record(n, r, p.NP, D, sc.cw, sc.cs, sc.sup, w)
 			p.fRows(p.chainMBF.slot(n, p.NP, D)[r*D:(r+p.NP)*D], c.pf[n*D*D:(n+1)*D*D])
 		}
 		ll += l
@@ -321,9 +348,8 @@ func (p *Posterior) filterChain(c *chain, m *Model, kern kernel.Temporal, times 
 }
 
 // smoothChain is the RTS backward pass over the chain's N bins (d is the
-// temporal state dimension).
-func (p *Posterior) smoothChain(c *chain, d, N int) error {
-	w := &p.work
+// temporal state dimension) in the scratch w.
+func smoothChain(c *chain, w *denseWork, d, N int) error {
 	D, dd := c.dim, d*d
 	copy(c.ms[(N-1)*D:], c.mf[(N-1)*D:N*D])
 	copy(c.ps[(N-1)*D*D:], c.pf[(N-1)*D*D:N*D*D])
@@ -347,10 +373,11 @@ func sameStep(dt, prev float64) bool {
 	return dt == prev || math.Abs(dt-prev) <= 1e-12*dt
 }
 
-// chainMarginal returns the mean and variance of H·x of a scalar chain.
-func (p *Posterior) chainMarginal(c *chain, n int) (mean, v float64) {
+// chainMarginal returns the mean and variance of H·x (H = sc.h) of a
+// scalar chain.
+func (p *Posterior) chainMarginal(c *chain, sc *chainScratch, n int) (mean, v float64) {
 	ms, ps := c.state(n, p.Smoothed)
-	return scalarMarginal(ms, ps, p.h)
+	return scalarMarginal(ms, ps, sc.h)
 }
 
 // jointMarginal writes the mean and joint covariance of f = B·(I⊗H)·x at
@@ -430,8 +457,8 @@ func loadMarginal(b []float64, np int, mu, pu, mean, cov []float64) {
 	}
 }
 
-// twoState reports whether a scalar chain takes the unrolled two-state
-// route (twostate.go).
-func (p *Posterior) twoState(c *chain) bool {
-	return c.dim == 2 && p.h[0] == 1 && p.h[1] == 0
+// twoState reports whether a scalar chain measured by H = o.h takes the
+// unrolled two-state route (twostate.go).
+func (o *obsWork) twoState(c *chain) bool {
+	return c.dim == 2 && o.h[0] == 1 && o.h[1] == 0
 }
