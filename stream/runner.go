@@ -90,6 +90,10 @@ type Runner struct {
 	// not written (the last snapshot and a replay cover it).
 	aborted bool
 
+	// latest is the newest filtered output not yet written to the
+	// key-value bucket (written once the input queue is drained).
+	latest []byte
+
 	res        cvi.BinResult
 	fm, fv, fc []float64
 	closed     []ClosedBin
@@ -191,6 +195,9 @@ func (r *Runner) Run(ctx context.Context) error {
 			return nil
 		case in := <-r.in:
 			r.handle(ctx, in)
+			if len(r.in) == 0 {
+				r.flushLatest()
+			}
 		case res := <-r.results:
 			r.finishJob(res)
 		case <-tick:
@@ -214,6 +221,7 @@ func (r *Runner) shutdown() {
 	if r.cancelJob != nil {
 		r.cancelJob()
 	}
+	r.flushLatest()
 	if r.aborted {
 		r.log.Info().Msg("shutdown interrupted a message; the last snapshot and the stream cover it")
 		return
@@ -284,6 +292,17 @@ func (r *Runner) handle(ctx context.Context, in input) {
 	}
 }
 
+// flushLatest writes the newest filtered output to the key-value bucket.
+// While a backlog is processed only the last of a run of bins is
+// written: the bucket keeps one value per model, so the ones before it
+// would be overwritten unread.
+func (r *Runner) flushLatest() {
+	if r.latest != nil {
+		r.sink.Latest(r.cfg.Name, r.latest)
+		r.latest = nil
+	}
+}
+
 // rejected counts, reports and (rate-limited) logs a refused input.
 func (r *Runner) rejected(m *ObsMessage, rej *Rejection) {
 	RejectInput(r.sink, r.met.parent, r.log, r.logLimit, r.cfg.Name, m, rej)
@@ -340,7 +359,7 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 			r.met.parent.latency.Observe(time.Since(received).Seconds())
 		}
 	})
-	r.sink.Latest(r.cfg.Name, data)
+	r.latest = data
 	r.processed++
 	r.met.bins.Inc()
 	r.met.lastBin.Set(float64(cb.Start.Unix()))
