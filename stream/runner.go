@@ -56,7 +56,8 @@ type Runner struct {
 	sink    Sink
 	log     zerolog.Logger
 	met     *modelMetrics
-	in      chan input
+	in      *inbox
+	batch   []input // the batch being handled; the inbox's spare after
 	results chan *resmoothResult
 	view    atomic.Pointer[View]
 
@@ -112,7 +113,7 @@ func NewRunner(c *Config, m ModelConfig, sink Sink, log zerolog.Logger, met *Met
 	}
 	r := &Runner{cfg: m, prefix: c.NATS.Prefix, prods: prods, built: built, sink: sink,
 		log: log.With().Str("model", m.Name).Logger(), met: met.forModel(m.Name),
-		in: make(chan input, 1024), results: make(chan *resmoothResult, 1),
+		in: newInbox(inboxSize), batch: make([]input, 0, inboxSize), results: make(chan *resmoothResult, 1),
 		asm: NewAssembler(prods.Names, m), win: newWindow(m.Resmooth.Window), logLimit: met.rejectLog,
 		faults: c.Faults, maxPending: c.NATS.MaxAckPending, confirmCh: make(chan struct{}, 1),
 		snapEvery: c.Snapshot.Interval.Duration}
@@ -162,13 +163,11 @@ func (r *Runner) Applied() uint64 { return r.applied }
 // it blocks while the runner's queue is full (back-pressure on the
 // consumer) or until ctx ends.
 func (r *Runner) Submit(ctx context.Context, m *ObsMessage, seq uint64, ack Acker) error {
-	select {
-	case r.in <- input{msg: m, seq: seq, ack: ack, at: time.Now()}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return r.in.put(ctx, input{msg: m, seq: seq, ack: ack, at: time.Now()})
 }
+
+// inboxSize bounds a model's queued input messages.
+const inboxSize = 1024
 
 // Run processes the model's input until ctx ends. Queued messages are
 // left to the consumer's redelivery; a re-smooth still running is
@@ -193,11 +192,8 @@ func (r *Runner) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case in := <-r.in:
-			r.handle(ctx, in)
-			if len(r.in) == 0 {
-				r.flushLatest()
-			}
+		case <-r.in.ready:
+			r.handleBatch(ctx)
 		case res := <-r.results:
 			r.finishJob(res)
 		case <-tick:
@@ -213,6 +209,20 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// handleBatch handles every queued message, then writes the newest
+// estimate to the key-value bucket. If ctx ends midway the rest is left
+// to the consumer's redelivery.
+func (r *Runner) handleBatch(ctx context.Context) {
+	r.batch = r.in.take(r.batch)
+	for _, in := range r.batch {
+		if ctx.Err() != nil || r.aborted {
+			return
+		}
+		r.handle(ctx, in)
+	}
+	r.flushLatest()
 }
 
 // shutdown cancels a running re-smooth, writes the final snapshot and
