@@ -412,6 +412,9 @@ func (r *Runner) keepsWindow() bool {
 // marshalLatent encodes a message; one whose numbers are not finite (JSON
 // has no NaN) goes out as missing instead, so no NaN or Inf is published.
 func marshalLatent(m *LatentMessage) []byte {
+	if data, ok := appendLatent(make([]byte, 0, latentSize(m)), m); ok {
+		return data
+	}
 	data, err := json.Marshal(m)
 	if err == nil {
 		return data
@@ -420,6 +423,15 @@ func marshalLatent(m *LatentMessage) []byte {
 	m.Missing = "estimate is not finite: " + err.Error()
 	data, _ = json.Marshal(m)
 	return data
+}
+
+// latentSize is about the length of m's JSON.
+func latentSize(m *LatentMessage) int {
+	n := len(m.Estimates)
+	for _, f := range m.Forecasts {
+		n += len(f.Estimates) + 1
+	}
+	return 256 + 192*n + len(m.Missing)
 }
 
 func (r *Runner) subject() string { return r.prefix + ".latent." + r.cfg.Name }
