@@ -75,9 +75,11 @@ type Runner struct {
 	stream     int64
 	acks       ackQueue
 	maxPending int
-	published  int64
-	confirmed  atomic.Int64
-	confirmCh  chan struct{}
+	// snapAt is how many unacknowledged messages trigger a snapshot.
+	snapAt    int
+	published int64
+	confirmed atomic.Int64
+	confirmCh chan struct{}
 
 	// Snapshots (snapshots.go); store nil: off.
 	store       snapshot.Store
@@ -115,7 +117,7 @@ func NewRunner(c *Config, m ModelConfig, sink Sink, log zerolog.Logger, met *Met
 		log: log.With().Str("model", m.Name).Logger(), met: met.forModel(m.Name),
 		in: newInbox(inboxSize), batch: make([]input, 0, inboxSize), results: make(chan *resmoothResult, 1),
 		asm: NewAssembler(prods.Names, m), win: newWindow(m.Resmooth.Window), logLimit: met.rejectLog,
-		faults: c.Faults, maxPending: c.NATS.MaxAckPending, confirmCh: make(chan struct{}, 1),
+		faults: c.Faults, maxPending: c.NATS.MaxAckPending, snapAt: max(1, min(c.NATS.MaxAckPending/2, c.Snapshot.EveryMessages)), confirmCh: make(chan struct{}, 1),
 		snapEvery: c.Snapshot.Interval.Duration}
 	if c.Snapshot.Dir != "off" {
 		r.store = &snapshot.FileStore{Dir: c.Snapshot.Dir, PauseBeforeRename: c.Faults.SnapshotPause}
@@ -293,7 +295,7 @@ func (r *Runner) handle(ctx context.Context, in input) {
 	switch {
 	case r.store == nil:
 		r.ackWhenStored(r.frontier(), r.published)
-	case r.snapDue, r.acks.len() >= r.maxPending/2:
+	case r.snapDue, r.acks.len() >= r.snapAt:
 		// After a failed write, retry at most once a second, not per message.
 		if r.lastSnap.Before(r.lastAttempt) && time.Since(r.lastAttempt) < time.Second {
 			return
