@@ -56,9 +56,14 @@ type SnapshotConfig struct {
 	Dir string `toml:"dir"`
 	// Interval is the longest time between snapshots while input flows
 	// (default 30s). A snapshot is also written after each re-smooth is
-	// swapped in, when half of max_ack_pending awaits acknowledgement,
-	// and at shutdown.
+	// swapped in, when EveryMessages (or half of max_ack_pending, if
+	// fewer) await acknowledgement, and at shutdown.
 	Interval Duration `toml:"interval"`
+	// EveryMessages is how many unacknowledged input messages a model
+	// holds before it snapshots (default 4096). Input is acknowledged
+	// only once a snapshot covers it, and the server's cost of tracking
+	// a consumer's unacknowledged messages grows with their number.
+	EveryMessages int `toml:"every_messages"`
 }
 
 // Faults are delays a crash test injects so that a kill lands inside a
@@ -195,7 +200,7 @@ func DefaultConfig() Config {
 			MaxAckPending: 20000, AckWait: Duration{10 * time.Minute}, Replicas: 1},
 		HTTP:     HTTPConfig{Listen: "127.0.0.1:9464"},
 		Log:      LogConfig{Level: "info", Format: "auto"},
-		Snapshot: SnapshotConfig{Dir: "dcgpd-data/snapshots", Interval: Duration{30 * time.Second}},
+		Snapshot: SnapshotConfig{Dir: "dcgpd-data/snapshots", Interval: Duration{30 * time.Second}, EveryMessages: 4096},
 	}
 }
 
@@ -235,6 +240,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Snapshot.Interval.Duration < 100*time.Millisecond {
 		return fmt.Errorf("snapshot.interval: must be at least 100ms, got %v", c.Snapshot.Interval)
+	}
+	if c.Snapshot.EveryMessages < 1 {
+		return fmt.Errorf("snapshot.every_messages: must be >= 1, got %d", c.Snapshot.EveryMessages)
 	}
 	set := 0
 	for _, v := range []string{n.CredsFile, n.NKeyFile, n.Token, n.User} {

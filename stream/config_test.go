@@ -86,3 +86,17 @@ func TestOriginDefault(t *testing.T) {
 		t.Fatalf("%+v", r.Rejected[0])
 	}
 }
+
+// TestSnapshotEveryMessages: the message count that triggers a snapshot
+// defaults to 4096, is capped at half of max_ack_pending, and must be
+// positive.
+func TestSnapshotEveryMessages(t *testing.T) {
+	c := DefaultConfig()
+	if c.Snapshot.EveryMessages != 4096 {
+		t.Fatalf("default every_messages %d", c.Snapshot.EveryMessages)
+	}
+	c.Snapshot.EveryMessages = 0
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "snapshot.every_messages") {
+		t.Fatalf("every_messages 0: %v", err)
+	}
+}

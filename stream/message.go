@@ -46,6 +46,8 @@ type ObsMessage struct {
 	// rejected marks a message refused before it reached the model (the
 	// model still records its sequence).
 	rejected *Rejection
+	// one holds the single form's observation (no allocation of its own).
+	one [1]Observation
 }
 
 // ErrRejected wraps every reason an input message is refused.
@@ -89,6 +91,22 @@ func DecodeObs(data []byte) (*ObsMessage, error) {
 	if len(data) > MaxMessageBytes {
 		return nil, reject(ReasonTooLarge, "message of %d bytes exceeds %d", len(data), MaxMessageBytes)
 	}
+	m, ok := decodeObsFast(data)
+	if !ok {
+		var rej *Rejection
+		if m, rej = decodeObsJSON(data); rej != nil {
+			return nil, rej
+		}
+	}
+	if rej := checkObsMessage(m); rej != nil {
+		return nil, rej
+	}
+	return m, nil
+}
+
+// decodeObsJSON decodes a message strictly (no unknown fields, nothing
+// after the object) with encoding/json.
+func decodeObsJSON(data []byte) (*ObsMessage, *Rejection) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m ObsMessage
@@ -98,38 +116,45 @@ func DecodeObs(data []byte) (*ObsMessage, error) {
 	if dec.More() {
 		return nil, reject(ReasonMalformed, "trailing data after the JSON object")
 	}
+	return &m, nil
+}
+
+// checkObsMessage checks a decoded message's shape and values and turns
+// the single-observation form into Observations.
+func checkObsMessage(m *ObsMessage) *Rejection {
 	if m.Schema != SchemaVersion {
-		return nil, reject(ReasonSchema, "schema %d, this daemon reads %d", m.Schema, SchemaVersion)
+		return reject(ReasonSchema, "schema %d, this daemon reads %d", m.Schema, SchemaVersion)
 	}
 	if m.Model == "" {
-		return nil, reject(ReasonMalformed, "missing model")
+		return reject(ReasonMalformed, "missing model")
 	}
 	if m.Watermark != nil {
 		if m.BinStart != nil || m.Product != "" || len(m.Observations) > 0 || m.Demand != nil || m.Supply != nil {
-			return nil, reject(ReasonMalformed, "a watermark message carries nothing else")
+			return reject(ReasonMalformed, "a watermark message carries nothing else")
 		}
-		return &m, nil
+		return nil
 	}
 	if m.BinStart == nil {
-		return nil, reject(ReasonMalformed, "missing bin_start")
+		return reject(ReasonMalformed, "missing bin_start")
 	}
 	single := m.Product != "" || m.Demand != nil || m.Supply != nil || m.Censored != nil
 	switch {
 	case single && len(m.Observations) > 0:
-		return nil, reject(ReasonMalformed, "both product fields and observations")
+		return reject(ReasonMalformed, "both product fields and observations")
 	case single:
-		m.Observations = []Observation{{Product: m.Product, Demand: m.Demand, Supply: m.Supply, Censored: m.Censored}}
+		m.one[0] = Observation{Product: m.Product, Demand: m.Demand, Supply: m.Supply, Censored: m.Censored}
+		m.Observations = m.one[:]
 		m.Product, m.Demand, m.Supply, m.Censored = "", nil, nil, nil
 	case len(m.Observations) == 0:
-		return nil, reject(ReasonObservations, "no observations")
+		return reject(ReasonObservations, "no observations")
 	}
 	for i, o := range m.Observations {
 		if err := checkObservation(o); err != nil {
 			err.Detail = fmt.Sprintf("observation %d (%q): %s", i, o.Product, err.Detail)
-			return nil, err
+			return err
 		}
 	}
-	return &m, nil
+	return nil
 }
 
 // maxDemand bounds demand and supply values: beyond it a value is a unit

@@ -56,7 +56,8 @@ type Runner struct {
 	sink    Sink
 	log     zerolog.Logger
 	met     *modelMetrics
-	in      chan input
+	in      *inbox
+	batch   []input // the batch being handled; the inbox's spare after
 	results chan *resmoothResult
 	view    atomic.Pointer[View]
 
@@ -74,9 +75,11 @@ type Runner struct {
 	stream     int64
 	acks       ackQueue
 	maxPending int
-	published  int64
-	confirmed  atomic.Int64
-	confirmCh  chan struct{}
+	// snapAt is how many unacknowledged messages trigger a snapshot.
+	snapAt    int
+	published int64
+	confirmed atomic.Int64
+	confirmCh chan struct{}
 
 	// Snapshots (snapshots.go); store nil: off.
 	store       snapshot.Store
@@ -89,6 +92,10 @@ type Runner struct {
 	// aborted: shutdown interrupted a message half-way, so the state is
 	// not written (the last snapshot and a replay cover it).
 	aborted bool
+
+	// latest is the newest filtered output not yet written to the
+	// key-value bucket (written once the input queue is drained).
+	latest []byte
 
 	res        cvi.BinResult
 	fm, fv, fc []float64
@@ -108,9 +115,9 @@ func NewRunner(c *Config, m ModelConfig, sink Sink, log zerolog.Logger, met *Met
 	}
 	r := &Runner{cfg: m, prefix: c.NATS.Prefix, prods: prods, built: built, sink: sink,
 		log: log.With().Str("model", m.Name).Logger(), met: met.forModel(m.Name),
-		in: make(chan input, 1024), results: make(chan *resmoothResult, 1),
+		in: newInbox(inboxSize), batch: make([]input, 0, inboxSize), results: make(chan *resmoothResult, 1),
 		asm: NewAssembler(prods.Names, m), win: newWindow(m.Resmooth.Window), logLimit: met.rejectLog,
-		faults: c.Faults, maxPending: c.NATS.MaxAckPending, confirmCh: make(chan struct{}, 1),
+		faults: c.Faults, maxPending: c.NATS.MaxAckPending, snapAt: max(1, min(c.NATS.MaxAckPending/2, c.Snapshot.EveryMessages)), confirmCh: make(chan struct{}, 1),
 		snapEvery: c.Snapshot.Interval.Duration}
 	if c.Snapshot.Dir != "off" {
 		r.store = &snapshot.FileStore{Dir: c.Snapshot.Dir, PauseBeforeRename: c.Faults.SnapshotPause}
@@ -158,13 +165,11 @@ func (r *Runner) Applied() uint64 { return r.applied }
 // it blocks while the runner's queue is full (back-pressure on the
 // consumer) or until ctx ends.
 func (r *Runner) Submit(ctx context.Context, m *ObsMessage, seq uint64, ack Acker) error {
-	select {
-	case r.in <- input{msg: m, seq: seq, ack: ack, at: time.Now()}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return r.in.put(ctx, input{msg: m, seq: seq, ack: ack, at: time.Now()})
 }
+
+// inboxSize bounds a model's queued input messages.
+const inboxSize = 1024
 
 // Run processes the model's input until ctx ends. Queued messages are
 // left to the consumer's redelivery; a re-smooth still running is
@@ -189,8 +194,8 @@ func (r *Runner) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case in := <-r.in:
-			r.handle(ctx, in)
+		case <-r.in.ready:
+			r.handleBatch(ctx)
 		case res := <-r.results:
 			r.finishJob(res)
 		case <-tick:
@@ -208,12 +213,27 @@ func (r *Runner) Run(ctx context.Context) error {
 	return nil
 }
 
+// handleBatch handles every queued message, then writes the newest
+// estimate to the key-value bucket. If ctx ends midway the rest is left
+// to the consumer's redelivery.
+func (r *Runner) handleBatch(ctx context.Context) {
+	r.batch = r.in.take(r.batch)
+	for _, in := range r.batch {
+		if ctx.Err() != nil || r.aborted {
+			return
+		}
+		r.handle(ctx, in)
+	}
+	r.flushLatest()
+}
+
 // shutdown cancels a running re-smooth, writes the final snapshot and
 // acknowledges what is settled.
 func (r *Runner) shutdown() {
 	if r.cancelJob != nil {
 		r.cancelJob()
 	}
+	r.flushLatest()
 	if r.aborted {
 		r.log.Info().Msg("shutdown interrupted a message; the last snapshot and the stream cover it")
 		return
@@ -275,12 +295,23 @@ func (r *Runner) handle(ctx context.Context, in input) {
 	switch {
 	case r.store == nil:
 		r.ackWhenStored(r.frontier(), r.published)
-	case r.snapDue, r.acks.len() >= r.maxPending/2:
+	case r.snapDue, r.acks.len() >= r.snapAt:
 		// After a failed write, retry at most once a second, not per message.
 		if r.lastSnap.Before(r.lastAttempt) && time.Since(r.lastAttempt) < time.Second {
 			return
 		}
 		r.writeSnapshot("due")
+	}
+}
+
+// flushLatest writes the newest filtered output to the key-value bucket.
+// While a backlog is processed only the last of a run of bins is
+// written: the bucket keeps one value per model, so the ones before it
+// would be overwritten unread.
+func (r *Runner) flushLatest() {
+	if r.latest != nil {
+		r.sink.Latest(r.cfg.Name, r.latest)
+		r.latest = nil
 	}
 }
 
@@ -340,7 +371,7 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 			r.met.parent.latency.Observe(time.Since(received).Seconds())
 		}
 	})
-	r.sink.Latest(r.cfg.Name, data)
+	r.latest = data
 	r.processed++
 	r.met.bins.Inc()
 	r.met.lastBin.Set(float64(cb.Start.Unix()))
@@ -383,6 +414,9 @@ func (r *Runner) keepsWindow() bool {
 // marshalLatent encodes a message; one whose numbers are not finite (JSON
 // has no NaN) goes out as missing instead, so no NaN or Inf is published.
 func marshalLatent(m *LatentMessage) []byte {
+	if data, ok := appendLatent(make([]byte, 0, latentSize(m)), m); ok {
+		return data
+	}
 	data, err := json.Marshal(m)
 	if err == nil {
 		return data
@@ -391,6 +425,15 @@ func marshalLatent(m *LatentMessage) []byte {
 	m.Missing = "estimate is not finite: " + err.Error()
 	data, _ = json.Marshal(m)
 	return data
+}
+
+// latentSize is about the length of m's JSON.
+func latentSize(m *LatentMessage) int {
+	n := len(m.Estimates)
+	for _, f := range m.Forecasts {
+		n += len(f.Estimates) + 1
+	}
+	return 256 + 192*n + len(m.Missing)
 }
 
 func (r *Runner) subject() string { return r.prefix + ".latent." + r.cfg.Name }
