@@ -154,14 +154,7 @@ func BenchmarkMeanFieldExpect(b *testing.B) {
 func TestExpectCoupledCoarse(t *testing.T) {
 	const np = 7
 	rng := rand.New(rand.NewPCG(13, 14))
-	feats := make([][]float64, np)
-	for k := range feats {
-		feats[k] = []float64{rng.Float64(), rng.Float64()}
-	}
-	graph, err := diffusion.NewGraph(feats, diffusion.GraphOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	graph := randomGraph(t, rng, np)
 	o := DiffusionOptions{Graph: graph, Lengthscale: 0.5, Sink: 0.2, Variance: 0.1, Sites: DiagonalSites, Points: 64}
 	fine, err := NewDiffusion(o)
 	if err != nil {
@@ -263,14 +256,7 @@ func TestMeanFieldManyCandidates(t *testing.T) {
 func TestExactCurvatureIsTheVarianceDerivative(t *testing.T) {
 	const np = 7
 	rng := rand.New(rand.NewPCG(21, 22))
-	feats := make([][]float64, np)
-	for k := range feats {
-		feats[k] = []float64{rng.Float64(), rng.Float64()}
-	}
-	graph, err := diffusion.NewGraph(feats, diffusion.GraphOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	graph := randomGraph(t, rng, np)
 	o := DiffusionOptions{Graph: graph, Lengthscale: 0.5, Sink: 0.2, Variance: 0.1, Sites: DiagonalSites}
 	exact, err := NewDiffusion(o)
 	if err != nil {
@@ -313,4 +299,19 @@ func TestExactCurvatureIsTheVarianceDerivative(t *testing.T) {
 	if gnOff == 0 {
 		t.Error("Gauss–Newton and exact curvature agree everywhere: the test bins never reach the kinks")
 	}
+}
+
+// randomGraph is the complete graph of np products at random points of
+// the unit square.
+func randomGraph(t *testing.T, rng *rand.Rand, np int) *diffusion.Graph {
+	t.Helper()
+	feats := make([][]float64, np)
+	for k := range feats {
+		feats[k] = []float64{rng.Float64(), rng.Float64()}
+	}
+	graph, err := diffusion.NewGraph(feats, diffusion.GraphOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return graph
 }
