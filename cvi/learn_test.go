@@ -79,9 +79,11 @@ func TestLearnGaussianIsTypeIIML(t *testing.T) {
 	}
 }
 
-// TestLearnEndsOnTheFinePointRule checks that a DCGP-f fit, whose search
-// uses the coarse LearnPoints rule, leaves the likelihood on the Points
-// rule: the reported ELBO is the fine rule's ELBO of the final state.
+// TestLearnEndsOnTheFinePointRule checks that a DCGP-f fit with full
+// sites, whose search uses the coarse LearnPoints rule, leaves the
+// likelihood on the Points rule (the reported ELBO is the fine rule's ELBO
+// of the final state), and that with diagonal sites the search uses the
+// Points rule only.
 func TestLearnEndsOnTheFinePointRule(t *testing.T) {
 	e, lik := triangleEngine(t, 120, DiffusionOptions{Points: 64, LearnPoints: 8})
 	if lik.zLearn == lik.zFine {
@@ -110,11 +112,11 @@ func TestLearnEndsOnTheFinePointRule(t *testing.T) {
 	}
 	// Gauss–Newton curvature (full sites): the search stays on the coarse
 	// rule.
-	if res.CoarseIterations != 0 || res.SearchRule == res.FinalRule {
-		t.Errorf("full sites: coarse iterations %d, rules %q/%q: want the search on the coarse rule only", res.CoarseIterations, res.SearchRule, res.FinalRule)
+	if res.SearchRule == res.FinalRule {
+		t.Errorf("full sites: rules %q/%q: want the search on the coarse rule", res.SearchRule, res.FinalRule)
 	}
-	// Diagonal sites, exact curvature: the search goes on with the fine
-	// rule from the coarse optimum, so the status is the fine rule's.
+	// Diagonal sites, exact curvature: the search runs on the fine rule
+	// only, so the status is the fine rule's.
 	ed, likd := triangleEngine(t, 120, DiffusionOptions{Points: 64, LearnPoints: 8, Sites: DiagonalSites})
 	sawCoarse = false
 	resd, err := ed.Learn(context.Background(), LearnOptions{Fixed: fixed, Progress: func(Progress) {
@@ -123,9 +125,9 @@ func TestLearnEndsOnTheFinePointRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("diagonal sites: %s after %d iterations (%d coarse): gradient %.3g, final %.3g, test %.3g", resd.Status, resd.Iterations, resd.CoarseIterations, resd.Gradient, resd.FinalGradient, resd.GradTol)
-	if !sawCoarse || resd.CoarseIterations == 0 || resd.SearchRule != resd.FinalRule || resd.CoarseRule == resd.FinalRule {
-		t.Errorf("diagonal sites: coarse iterations %d, rules %q/%q/%q: want a coarse stage, then the search on the final rule", resd.CoarseIterations, resd.CoarseRule, resd.SearchRule, resd.FinalRule)
+	t.Logf("diagonal sites: %s after %d iterations: gradient %.3g, final %.3g, test %.3g", resd.Status, resd.Iterations, resd.Gradient, resd.FinalGradient, resd.GradTol)
+	if sawCoarse || resd.SearchRule != resd.FinalRule {
+		t.Errorf("diagonal sites: rules %q/%q, coarse rule seen %v: want the search on the final rule only", resd.SearchRule, resd.FinalRule, sawCoarse)
 	}
 	if resd.Gradient != resd.FinalGradient {
 		t.Errorf("diagonal sites: the test saw gradient %.6g, the final state has %.6g", resd.Gradient, resd.FinalGradient)

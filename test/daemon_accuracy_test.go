@@ -103,6 +103,11 @@ func TestDaemonAccuracy(t *testing.T) {
 			if !(sh < fh) {
 				t.Fatalf("smoothed (%.3f) does not beat filtered (%.3f) on held-out hours", sh, fh)
 			}
+			// The README's claim: the daemon's re-smoothed estimates are
+			// within 2% of the batch fit's on held-out hours.
+			if math.Abs(sh/bh-1) > 0.02 {
+				t.Errorf("smoothed %.3f vs batch %.3f on held-out hours: %+.1f%%, more than 2%%", sh, bh, 100*(sh/bh-1))
+			}
 		})
 	}
 }

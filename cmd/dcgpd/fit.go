@@ -186,10 +186,6 @@ func fitGrid(ctx context.Context, data *cvi.Data, prods *csvio.Products, sp spec
 	}
 	fmt.Fprintf(progress, "fitted %s likelihood: ELBO %.6f%s after %d iterations (%d CVI steps) in %.2fs\n",
 		likName(b), res.ELBO, rule, res.Iterations, res.CVISteps, r.elapsed.Seconds())
-	if res.CoarseIterations > 0 {
-		fmt.Fprintf(progress, "  the first %d iterations searched with the %s (ELBO %.6f), the rest with the %s, on which the test is applied\n",
-			res.CoarseIterations, res.CoarseRule, res.CoarseELBO, res.FinalRule)
-	}
 	if res.SearchRule != res.FinalRule {
 		fmt.Fprintf(progress, "  the search's ELBO at these hyperparameters was %.6f with the %s; the final posterior is re-fitted with the %s\n",
 			res.SearchELBO, res.SearchRule, res.FinalRule)

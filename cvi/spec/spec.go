@@ -111,7 +111,9 @@ type Diffusion struct {
 	// expectation per bin (default 64) for the final posterior.
 	Points int `toml:"points"`
 	// LearnPoints is the number of points while the hyperparameters are
-	// searched (default 16, at most Points).
+	// searched with full sites, and of the online refinement's first
+	// Newton step (default 16, at most Points); with diagonal sites the
+	// search uses Points.
 	LearnPoints int `toml:"learn_points"`
 }
 
