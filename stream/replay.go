@@ -2,8 +2,7 @@ package stream
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -43,8 +42,8 @@ func Replay(ctx context.Context, js jetstream.JetStream, model string, bins []Re
 	subject := o.Prefix + ".obs." + model
 	began := time.Now()
 	sent := 0
-	publish := func(id string, v any) error {
-		data, err := json.Marshal(v)
+	publish := func(id string, m *ObsMessage) error {
+		data, err := EncodeObs(m)
 		if err != nil {
 			return err
 		}
@@ -78,21 +77,21 @@ func Replay(ctx context.Context, js jetstream.JetStream, model string, bins []Re
 		if o.Single {
 			for _, ob := range b.Observations {
 				m := ObsMessage{Schema: SchemaVersion, Model: model, BinStart: &start, Product: ob.Product, Demand: ob.Demand, Supply: ob.Supply, Censored: ob.Censored}
-				if err := publish(fmt.Sprintf("%s/%d/%s", model, start.Unix(), ob.Product), &m); err != nil {
+				if err := publish(model+"/"+strconv.FormatInt(start.Unix(), 10)+"/"+ob.Product, &m); err != nil {
 					return sent, err
 				}
 			}
 			continue
 		}
 		m := ObsMessage{Schema: SchemaVersion, Model: model, BinStart: &start, Observations: b.Observations}
-		if err := publish(fmt.Sprintf("%s/%d", model, start.Unix()), &m); err != nil {
+		if err := publish(model+"/"+strconv.FormatInt(start.Unix(), 10), &m); err != nil {
 			return sent, err
 		}
 	}
 	if o.Watermark && len(bins) > 0 {
 		wm := bins[len(bins)-1].Start.Add(o.Width).UTC()
 		m := ObsMessage{Schema: SchemaVersion, Model: model, Watermark: &wm}
-		if err := publish(fmt.Sprintf("%s/watermark/%d", model, wm.Unix()), &m); err != nil {
+		if err := publish(model+"/watermark/"+strconv.FormatInt(wm.Unix(), 10), &m); err != nil {
 			return sent, err
 		}
 	}
