@@ -13,7 +13,7 @@ import (
 // the bytes of encoding/json, or declines.
 func TestAppendLatentMatchesJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	names := []string{"p0", "hub-3", "a b", `q"x`, "<b>", "é", "\x01", ""}
+	names := jsonTestNames
 	floats := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e-6, 9.999e-7, 1e-7, 1e21, 9.99e20, -3e-300, 5e-324, math.MaxFloat64, 123456789.125, math.NaN(), math.Inf(1)}
 	f := func() float64 {
 		switch rng.IntN(4) {
@@ -36,16 +36,7 @@ func TestAppendLatentMatchesJSON(t *testing.T) {
 		}
 		return es
 	}
-	tm := func() time.Time {
-		t := time.Unix(rng.Int64N(1<<36)-1<<35, rng.Int64N(3)*int64(rng.IntN(1e9)))
-		switch rng.IntN(4) {
-		case 0:
-			return t.In(time.FixedZone("x", 3600))
-		case 1:
-			return t.Local()
-		}
-		return t.UTC()
-	}
+	tm := func() time.Time { return randomJSONTime(rng) }
 	fast := 0
 	for i := 0; i < 20000; i++ {
 		m := &LatentMessage{Schema: rng.IntN(3), Model: names[rng.IntN(len(names))], Kind: KindFiltered, BinStart: tm(), BinEnd: tm(), Revision: rng.IntN(1000), Estimates: est(rng.IntN(4) - 1)}
@@ -91,4 +82,22 @@ func FuzzAppendLatent(f *testing.F) {
 			t.Fatalf("appendLatent:\n%s\nencoding/json (%v):\n%s", got, err, want)
 		}
 	})
+}
+
+// jsonTestNames are names for the encoders' differential tests: plain,
+// and every kind encoding/json escapes or rewrites.
+var jsonTestNames = []string{"p0", "hub-3", "a b", `q"x`, "<b>", "é", "\x01", ""}
+
+// randomJSONTime is a time from years around 0–4000 with or without
+// nanoseconds, half of them in UTC and the rest in other zones (which the
+// fast encoders decline).
+func randomJSONTime(rng *rand.Rand) time.Time {
+	t := time.Unix(rng.Int64N(1<<36)-1<<35, rng.Int64N(3)*int64(rng.IntN(1e9)))
+	switch rng.IntN(4) {
+	case 0:
+		return t.In(time.FixedZone("x", 3600))
+	case 1:
+		return t.Local()
+	}
+	return t.UTC()
 }

@@ -14,7 +14,7 @@ import (
 // the message it encoded.
 func TestAppendObsMatchesJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	names := []string{"p0", "hub-3", "a b", `q"x`, "<b>", "é", "\x01", ""}
+	names := jsonTestNames
 	floats := []float64{0, math.Copysign(0, -1), 1, 0.1, 1e-6, 9.999e-7, 1e-7, 1e21, 9.99e20, 5e-324, math.MaxFloat64, 123456789.125, math.NaN(), math.Inf(1)}
 	f := func() *float64 {
 		var v float64
@@ -40,15 +40,10 @@ func TestAppendObsMatchesJSON(t *testing.T) {
 		return &v
 	}
 	tm := func() *time.Time {
-		t := time.Unix(rng.Int64N(1<<36)-1<<35, rng.Int64N(3)*int64(rng.IntN(1e9)))
-		switch rng.IntN(5) {
-		case 0:
+		if rng.IntN(5) == 0 {
 			return nil
-		case 1:
-			t = t.In(time.FixedZone("x", 3600))
-		default:
-			t = t.UTC()
 		}
+		t := randomJSONTime(rng)
 		return &t
 	}
 	fast := 0
