@@ -115,8 +115,8 @@ type DiffusionOptions struct {
 	// most Points): the search needs the ELBO's shape, not its last
 	// digits, and the posterior at the learned hyperparameters is then
 	// refined with Points. Learning uses it with Gauss–Newton curvature
-	// only (see Engine.Learn); the online refinement's first Newton step
-	// uses it with diagonal sites.
+	// only (see LearnOptions.NoCoarse); the online refinement's first
+	// Newton step uses it with diagonal sites.
 	LearnPoints int
 	// Seed scrambles the point set (default 1).
 	Seed uint64

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/internal/experiment"
 	"github.com/dcgpd/dcgpd/internal/synth"
 )
@@ -63,12 +64,14 @@ func TestCitiBikeHeldOut(t *testing.T) {
 			t.Fatalf("%s has %d stations, want >= 10", ds.Name, np)
 		}
 		t.Logf("%s: %d training and %d held-out hours, censored fraction %.3f", ds.Name, len(ds.Train.Times), len(ds.Test.Times), ds.Train.CensoredFraction())
+		got := map[string][]experiment.Row{}
 		for _, m := range experiment.CitiBikeModels {
 			rows, _, err := experiment.Score(context.Background(), ds, m, experiment.Options{})
 			if err != nil {
 				t.Errorf("%s on %s: %v", m, ds.Name, err)
 				continue
 			}
+			got[m] = rows
 			for _, r := range rows {
 				t.Logf("%-13s %-9s %-5s RMSE %7.3f NLPD %6.3f  %3d it %-20s %6.1f s %7.1f MB", r.Dataset, r.Model, r.Split, r.RMSE, r.NLPD, r.Iterations, r.Status, r.Seconds, r.PeakMB)
 				if math.IsNaN(r.RMSE) || math.IsInf(r.RMSE, 0) || math.IsNaN(r.NLPD) || math.IsInf(r.NLPD, 0) {
@@ -79,6 +82,28 @@ func TestCitiBikeHeldOut(t *testing.T) {
 				}
 			}
 		}
+		checkCitiBikeClaims(t, ds.Name, got)
+	}
+}
+
+// checkCitiBikeClaims asserts what the README claims of the held-out
+// benchmark: every NCGP, CGP and DCGP (diagonal sites, the default) fit
+// converges, and DCGP beats CGP held out (RMSE and NLPD) and in-sample
+// (RMSE). rows holds each model's train and test rows.
+func checkCitiBikeClaims(t *testing.T, name string, rows map[string][]experiment.Row) {
+	t.Helper()
+	for _, m := range []string{"NCGP", "CGP", "DCGP-diag"} {
+		if r := rows[m]; len(r) == 2 && r[0].Status != cvi.StatusConverged {
+			t.Errorf("%s on %s: %s, want converged", m, name, r[0].Status)
+		}
+	}
+	d, c := rows["DCGP-diag"], rows["CGP"]
+	if len(d) != 2 || len(c) != 2 {
+		return
+	}
+	if !(d[1].RMSE < c[1].RMSE && d[1].NLPD < c[1].NLPD && d[0].RMSE < c[0].RMSE) {
+		t.Errorf("%s: DCGP (RMSE in %.3f, out %.3f, NLPD out %.3f) does not beat CGP (%.3f, %.3f, %.3f)",
+			name, d[0].RMSE, d[1].RMSE, d[1].NLPD, c[0].RMSE, c[1].RMSE, c[1].NLPD)
 	}
 }
 
