@@ -603,6 +603,7 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 	n1, n2 := len(e.sites.Nat1), len(e.sites.Nat2)
 	prev1, prev2 := make([]float64, n1), make([]float64, n2) // state k−1
 	prevE := math.Inf(-1)
+	scale := e.elboScale() // fixed by the data: counted once per solve
 	reeval := false
 	it := 0
 	for it < maxIter {
@@ -616,7 +617,7 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 			// State k is the restored state k−1: nothing to compare.
 			reeval = false
 		} else {
-			v = judgeStep(elbo, prevE, tol, beta, e.elboScale())
+			v = judgeStep(elbo, prevE, tol, beta, scale)
 		}
 		switch v {
 		case stepUndo:
