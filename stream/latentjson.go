@@ -12,7 +12,7 @@ import (
 // number, a string that needs escaping, a time not in UTC or outside
 // the years 0–9999. TestAppendLatentMatchesJSON checks the bytes.
 func appendLatent(b []byte, m *LatentMessage) ([]byte, bool) {
-	w := latentWriter{b: b, ok: true}
+	w := jsonWriter{b: b, ok: true}
 	w.raw(`{"schema":`)
 	w.b = strconv.AppendInt(w.b, int64(m.Schema), 10)
 	w.raw(`,"model":`)
@@ -45,19 +45,20 @@ func appendLatent(b []byte, m *LatentMessage) ([]byte, bool) {
 	return w.b, w.ok
 }
 
-// latentWriter appends JSON; ok turns false at the first value it cannot
+// jsonWriter appends JSON for the estimate (appendLatent) and input
+// (appendObs) encoders; ok turns false at the first value it cannot
 // write exactly as encoding/json does.
-type latentWriter struct {
+type jsonWriter struct {
 	b  []byte
 	ok bool
 }
 
-func (w *latentWriter) raw(s string) { w.b = append(w.b, s...) }
+func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
 
 // str writes a string that needs no escaping (encoding/json escapes
 // control characters, quotes, backslashes, <, > and &, and rewrites
 // non-ASCII it finds invalid).
-func (w *latentWriter) str(s string) {
+func (w *jsonWriter) str(s string) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
@@ -72,7 +73,7 @@ func (w *latentWriter) str(s string) {
 
 // time writes a UTC time as time.Time.MarshalJSON does (RFC 3339 with
 // nanoseconds as needed).
-func (w *latentWriter) time(t time.Time) {
+func (w *jsonWriter) time(t time.Time) {
 	if t.Location() != time.UTC {
 		w.ok = false
 		return
@@ -90,7 +91,7 @@ func (w *latentWriter) time(t time.Time) {
 // float writes f as encoding/json does: like strconv's shortest form,
 // with an exponent only below 1e-6 or from 1e21, and no leading zero in
 // a negative exponent.
-func (w *latentWriter) float(f float64) {
+func (w *jsonWriter) float(f float64) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		w.ok = false
 		return
@@ -109,7 +110,7 @@ func (w *latentWriter) float(f float64) {
 	}
 }
 
-func (w *latentWriter) boolean(v bool) {
+func (w *jsonWriter) boolean(v bool) {
 	if v {
 		w.raw("true")
 	} else {
@@ -117,7 +118,7 @@ func (w *latentWriter) boolean(v bool) {
 	}
 }
 
-func (w *latentWriter) estimates(es []Estimate) {
+func (w *jsonWriter) estimates(es []Estimate) {
 	if es == nil {
 		w.raw("null")
 		return
@@ -132,7 +133,7 @@ func (w *latentWriter) estimates(es []Estimate) {
 	w.raw("]")
 }
 
-func (w *latentWriter) estimate(e *Estimate) {
+func (w *jsonWriter) estimate(e *Estimate) {
 	w.raw(`{"product":`)
 	w.str(e.Product)
 	w.raw(`,"mean":`)
@@ -152,7 +153,7 @@ func (w *latentWriter) estimate(e *Estimate) {
 	w.raw("}")
 }
 
-func (w *latentWriter) forecast(f *Forecast) {
+func (w *jsonWriter) forecast(f *Forecast) {
 	w.raw(`{"horizon":`)
 	w.b = strconv.AppendInt(w.b, int64(f.Horizon), 10)
 	w.raw(`,"bin_start":`)

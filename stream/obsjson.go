@@ -17,11 +17,11 @@ func EncodeObs(m *ObsMessage) ([]byte, error) {
 
 // appendObs appends m as encoding/json would marshal it (fields in
 // declaration order, omitempty honoured). It returns false for what
-// latentWriter cannot write exactly (a non-finite number, a string that
+// jsonWriter cannot write exactly (a non-finite number, a string that
 // needs escaping, a time not in UTC or outside the years 0–9999).
 // TestAppendObsMatchesJSON and FuzzAppendObs check the bytes.
 func appendObs(b []byte, m *ObsMessage) ([]byte, bool) {
-	w := latentWriter{b: b, ok: true}
+	w := jsonWriter{b: b, ok: true}
 	w.raw(`{"schema":`)
 	w.b = strconv.AppendInt(w.b, int64(m.Schema), 10)
 	w.raw(`,"model":`)
@@ -64,7 +64,7 @@ func appendObs(b []byte, m *ObsMessage) ([]byte, bool) {
 	return w.b, w.ok
 }
 
-func (w *latentWriter) observation(o *Observation) {
+func (w *jsonWriter) observation(o *Observation) {
 	w.raw(`{"product":`)
 	w.str(o.Product)
 	w.raw(`,"demand":`)
