@@ -17,13 +17,15 @@ import (
 func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dcgpd experiment", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataset := fs.String("dataset", "all", "A | B | C | ST1 | ST2 | all | citibike (comma-separated list allowed)")
+	dataset := fs.String("dataset", "all", "A | B | C | ST1 | ST2 | all | citibike | sales (comma-separated list allowed)")
 	models := fs.String("models", strings.Join(experiment.Models, ","), "models to fit, comma-separated (also DCGP-full, DCGP-diag: DCGP-f with that site structure; citibike default: "+strings.Join(experiment.CitiBikeModels, ",")+")")
 	format := fs.String("format", "table", "table | csv")
 	seed := fs.Uint64("seed", 123, "seed of the data generator")
 	expectation := fs.String("expectation", "", "diffusion expectation: joint (default) | meanonly")
 	sites := fs.String("sites", "", "diffusion sites of DCGP-f and DCGP-l: full | diagonal (default: the configuration's)")
 	bikeDir := fs.String("citibike-dir", synth.CitiBikeDir, "directory of the Citi Bike counts (counts_2018.csv, stations.csv)")
+	salesDir := fs.String("data", experiment.SalesDir, "sales: directory of the supermarket sales (daily.csv)")
+	seeds := fs.Int("seeds", 1, "sales: number of seeds of the censoring and split, from --seed on; the table ends with their mean ± sd")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -37,10 +39,15 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	if *seeds < 1 {
+		return fmt.Errorf("--seeds %d: want at least 1", *seeds)
+	}
 	var failed []string
+	var salesRows []experiment.Row
 	for _, name := range names {
 		name = strings.TrimSpace(name)
-		sets, ms, err := experimentSets(name, *models, modelsSet, *bikeDir, *seed)
+		src := dataSource{bikeDir: *bikeDir, salesDir: *salesDir, seed: *seed, seeds: *seeds}
+		sets, ms, err := experimentSets(name, *models, modelsSet, src)
 		if err != nil {
 			return err
 		}
@@ -64,11 +71,17 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 				for _, r := range rows {
 					out.write(r)
 				}
+				if strings.EqualFold(name, "sales") {
+					salesRows = append(salesRows, rows...)
+				}
 			}
 		}
 	}
 	if err := out.close(); err != nil {
 		return err
+	}
+	if len(salesRows) > 0 && *format == "table" {
+		writeSalesSummary(stdout, salesRows, strings.Split(*models, ","))
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d fit(s) failed: %s", len(failed), strings.Join(failed, "; "))
@@ -76,13 +89,25 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return nil
 }
 
+// dataSource says where the real data sets are and which seeds to draw.
+type dataSource struct {
+	bikeDir, salesDir string
+	seed              uint64
+	seeds             int // sales only
+}
+
 // experimentSets returns the data sets named name (one paper data set
-// regenerated with seed, or the Citi Bike clusters from bikeDir) and the
-// models to fit on them: models, or for Citi Bike its own list unless
-// --models was given.
-func experimentSets(name, models string, modelsSet bool, bikeDir string, seed uint64) ([]*synth.Dataset, string, error) {
+// regenerated with seed, the Citi Bike clusters from bikeDir, or the
+// sales splits of every seed from salesDir) and the models to fit on
+// them: models, or for Citi Bike its own list unless --models was given.
+func experimentSets(name, models string, modelsSet bool, src dataSource) ([]*synth.Dataset, string, error) {
+	seed := src.seed
+	if strings.EqualFold(name, "sales") {
+		sets, err := salesSets(src)
+		return sets, models, err
+	}
 	if strings.EqualFold(name, "citibike") {
-		sets, err := experiment.CitiBike(bikeDir, seed)
+		sets, err := experiment.CitiBike(src.bikeDir, seed)
 		if err != nil {
 			return nil, "", fmt.Errorf("citibike (the Citi Bike counts are not part of the repository; point --citibike-dir at them): %w", err)
 		}
@@ -96,6 +121,36 @@ func experimentSets(name, models string, modelsSet bool, bikeDir string, seed ui
 		return nil, "", err
 	}
 	return []*synth.Dataset{ds}, models, nil
+}
+
+// salesSets draws the sales splits for src.seeds seeds from src.seed on,
+// each named with its seed.
+func salesSets(src dataSource) ([]*synth.Dataset, error) {
+	var out []*synth.Dataset
+	for i := range src.seeds {
+		seed := src.seed + uint64(i)
+		sets, err := experiment.Sales(src.salesDir, seed)
+		if err != nil {
+			return nil, fmt.Errorf("sales (the supermarket sales are not part of the repository; point --data at the directory holding daily.csv): %w", err)
+		}
+		for _, ds := range sets {
+			ds.Name = experiment.SalesSeedName(ds, seed)
+		}
+		out = append(out, sets...)
+	}
+	return out, nil
+}
+
+// writeSalesSummary ends the table with the sales scores' mean ± sd
+// over seeds.
+func writeSalesSummary(w io.Writer, rows []experiment.Row, models []string) {
+	for i := range models {
+		models[i] = strings.TrimSpace(models[i])
+	}
+	s := experiment.Summarise(rows, len(experiment.SalesItems))
+	experiment.SortSummaries(s, models)
+	fmt.Fprintln(w)
+	experiment.WriteSummaries(w, s)
 }
 
 // rowWriter writes experiment rows as an aligned table or as CSV.
