@@ -122,7 +122,9 @@ func readSalesRows(r io.Reader, path string, start time.Time, n int, col map[str
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("synth: %s line %d: quantity %q is not a finite number", path, line, rec[idx["quantity"]])
 		}
-		q[i][k] += v
+		if q[i][k] += v; math.IsInf(q[i][k], 0) {
+			return fmt.Errorf("synth: %s line %d: the day's total quantity overflows", path, line)
+		}
 		seen[k] = true
 	}
 }
