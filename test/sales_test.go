@@ -31,8 +31,8 @@ func skipWithoutSales(tb testing.TB) {
 // seed 123 with NCGP, CGP and DCGP-f (a few seconds), every fit
 // converged; DCGPD_SALES=1 runs the table of docs/sales.md: all three
 // splits, seeds 123–127, all five models, asserting the ordering of the
-// means over seeds on every split (about 15 minutes on a shared 2-core
-// machine: go test -timeout 30m).
+// means over seeds on every split (439 s on a shared 2-core machine:
+// go test -timeout 30m).
 func TestSalesExperiment(t *testing.T) {
 	skipWithoutSales(t)
 	if testing.Short() {
