@@ -18,10 +18,10 @@ import (
 //go:embed page
 var pageFiles embed.FS
 
-// PageBins bounds the bins the operator's page keeps per model: with P
-// products a model holds at most PageBins × P observations and three
-// estimates each (about 200 bytes per product and bin), whatever the
-// history's length.
+// PageBins bounds the estimated bins the operator's page keeps per model
+// (about 200 bytes per product and bin), whatever the history's length;
+// observations of bins not yet estimated are kept too, at most the
+// model's max_ahead bins of them.
 const PageBins = 168
 
 // addPageRoutes registers the operator's page at / and its JSON at
@@ -87,7 +87,7 @@ func (p *pageRecorder) start() bool {
 		p.mu.Lock()
 		p.since = time.Now().UTC()
 		for _, r := range p.d.order {
-			ring := newPageRing(r.Products(), r.cfg.Bin.Duration)
+			ring := newPageRing(r.Products(), r.cfg.Bin.Duration, r.cfg.MaxAhead)
 			if v := r.View(); v != nil && v.Latest != nil {
 				ring.addLatent(v.Latest)
 			}

@@ -5,12 +5,15 @@ import (
 	"time"
 )
 
-// pageRing is one model's recent bins for the operator's page, at most
-// PageBins of them (the oldest dropped first).
+// pageRing is one model's recent bins for the operator's page: at most
+// PageBins bins up to the newest estimate (the oldest dropped first), and
+// the observations of bins not yet estimated, at most maxAhead bins after
+// the newest estimate (the daemon refuses data further ahead).
 type pageRing struct {
 	products []string
 	index    map[string]int
 	width    time.Duration
+	maxAhead int64
 	bins     map[int64]*pageBin
 	newest   int64 // start of the newest filtered bin, Unix seconds
 	latest   *LatentMessage
@@ -27,46 +30,58 @@ type pageBin struct {
 	revision   int
 }
 
-func newPageRing(products []string, width time.Duration) *pageRing {
+func newPageRing(products []string, width time.Duration, maxAhead int) *pageRing {
 	idx := make(map[string]int, len(products))
 	for i, p := range products {
 		idx[p] = i
 	}
-	return &pageRing{products: products, index: idx, width: width, bins: map[int64]*pageBin{}}
+	return &pageRing{products: products, index: idx, width: width, maxAhead: int64(maxAhead), bins: map[int64]*pageBin{}}
 }
 
 // bin returns the bin starting at t, creating it unless it is older than
-// every kept bin of a full ring or absurdly far ahead of the newest
-// estimate (input the daemon refuses as a clock error).
+// every kept bin or more than maxAhead bins after the newest estimate.
 func (g *pageRing) bin(t time.Time) *pageBin {
 	k := t.Unix()
 	if b := g.bins[k]; b != nil {
 		return b
 	}
-	if g.newest != 0 && g.width > 0 && k > g.newest+int64(PageBins)*int64(g.width/time.Second) {
+	if g.newest != 0 && g.width >= time.Second && k > g.newest+g.maxAhead*int64(g.width/time.Second) {
 		return nil
 	}
-	if len(g.bins) >= PageBins && k < g.oldest() {
+	if n, oldest := g.estimated(); n >= PageBins && k < oldest || int64(len(g.bins)) >= PageBins+g.maxAhead {
 		return nil
 	}
 	n := len(g.products)
 	b := &pageBin{start: t.UTC(), end: t.Add(g.width).UTC(), demand: make([]*float64, n), supply: make([]*float64, n), censored: make([]bool, n)}
 	g.bins[k] = b
-	for len(g.bins) > PageBins {
-		delete(g.bins, g.oldest())
-	}
+	g.evict()
 	return b
 }
 
-func (g *pageRing) oldest() int64 {
+// estimated returns how many bins start at or before the newest estimate,
+// and the oldest bin's start.
+func (g *pageRing) estimated() (n int, oldest int64) {
 	first := true
-	var m int64
 	for k := range g.bins {
-		if first || k < m {
-			m, first = k, false
+		if k <= g.newest {
+			n++
+		}
+		if first || k < oldest {
+			oldest, first = k, false
 		}
 	}
-	return m
+	return n, oldest
+}
+
+// evict drops the oldest bins while more than PageBins are estimated.
+func (g *pageRing) evict() {
+	for {
+		n, oldest := g.estimated()
+		if n <= PageBins {
+			return
+		}
+		delete(g.bins, oldest)
+	}
 }
 
 func (g *pageRing) addObs(start time.Time, obs []Observation) {
@@ -105,6 +120,7 @@ func (g *pageRing) addLatent(m *LatentMessage) {
 	b.filtered = m.Estimates
 	if k := m.BinStart.Unix(); k >= g.newest {
 		g.newest, g.latest = k, m
+		g.evict()
 	}
 }
 
@@ -156,7 +172,9 @@ func band(e Estimate) *PageBand { return &PageBand{Mean: e.Mean, Q05: e.Q05, Q95
 func (g *pageRing) export(model string, since time.Time) *PageModel {
 	keys := make([]int64, 0, len(g.bins))
 	for k := range g.bins {
-		keys = append(keys, k)
+		if k <= g.newest { // bins not yet estimated are not drawn
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	out := &PageModel{Model: model, RecordingSince: since, BinSeconds: g.width.Seconds(), Products: make([]PageProduct, len(g.products))}

@@ -22,6 +22,7 @@ type pageRun struct {
 	r    *running
 	c    *cluster
 	base string
+	col  *collector
 	msgs []stream.LatentMessage
 }
 
@@ -54,6 +55,7 @@ func replayForPage(t *testing.T, hubs, days int) *pageRun {
 	}
 	last := c.bins[len(c.bins)-1].Start
 	revisions := (len(c.bins) - 1) / 48
+	p.col = col
 	p.msgs = col.wait(t, "the last filtered bin and every re-smooth", 2*time.Minute, func(ms []stream.LatentMessage) bool {
 		filtered, rev := false, 0
 		for _, m := range ms {
@@ -81,8 +83,9 @@ func getJSON(t *testing.T, url string, v any) {
 	}
 }
 
-// pageModel polls the model's JSON until the page has recorded every
-// message the test's subscriber saw (the two subscriptions run apart).
+// pageModel polls the model's JSON until it agrees with every message the
+// test's subscriber has seen (the two subscriptions run apart, and a
+// last re-smooth may still be publishing).
 func (p *pageRun) pageModel(t *testing.T) *stream.PageModel {
 	t.Helper()
 	want := p.c.bins[len(p.c.bins)-1].Start
@@ -90,6 +93,9 @@ func (p *pageRun) pageModel(t *testing.T) *stream.PageModel {
 	for {
 		var m stream.PageModel
 		getJSON(t, p.base+"/api/models/cluster0", &m)
+		p.col.mu.Lock()
+		p.msgs = append(p.msgs[:0], p.col.msgs...)
+		p.col.mu.Unlock()
 		bins := m.Products[0].Bins
 		if n := len(bins); n > 0 && bins[n-1].BinStart.Equal(want) && bins[n-1].Filtered != nil && p.checkPage(nil, &m) == nil {
 			return &m
