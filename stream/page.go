@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"io/fs"
@@ -59,9 +60,10 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // pageRecorder keeps, per model, the recent bins' observations and
 // estimates for the page. It starts recording when the page or its JSON
-// is first requested: it then subscribes to the input and output subjects
-// on the daemon's connection and seeds each model from its read view, so
-// a daemon nobody watches pays nothing for the page.
+// is first requested: it then seeds each model from its read view,
+// subscribes to the input and output subjects on the daemon's connection
+// and reads the recent past from the streams (backfill), so a daemon
+// nobody watches pays nothing for the page.
 type pageRecorder struct {
 	d     *Daemon
 	once  sync.Once
@@ -106,6 +108,9 @@ func (p *pageRecorder) start() bool {
 				p.d.log.Warn().Err(err).Str("subject", s.subj).Msg("operator page: subscribe")
 			}
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		p.backfill(ctx)
 	})
 	return true
 }

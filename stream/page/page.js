@@ -138,8 +138,8 @@ function showStatus(m) {
   el.textContent = `last bin ${last} · ${s.bins_processed || 0} bins · revision ${s.revision || 0}` +
     (s.resmoothing ? " · re-smoothing" : "") + ` · updated ${new Date().toLocaleTimeString()}`;
   el.classList.remove("stale");
-  document.getElementById("note").textContent =
-    `Recording since ${m.recording_since.replace("T", " ").replace(/\..*|Z/, "")} UTC; the newest ${m.products.length ? m.products[0].bins.length : 0} bins kept.`;
+  const n = m.products.length ? m.products[0].bins.length : 0;
+  document.getElementById("note").textContent = `${n} most recent bins (the page keeps at most 168 per model); times in UTC.`;
 }
 
 async function refresh() {
