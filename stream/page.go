@@ -108,6 +108,9 @@ func (p *pageRecorder) start() bool {
 				p.d.log.Warn().Err(err).Str("subject", s.subj).Msg("operator page: subscribe")
 			}
 		}
+		// Once the server holds the subscriptions, whatever the backfill
+		// does not read arrives live.
+		_ = p.d.nc.Flush()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		p.backfill(ctx)
