@@ -305,7 +305,7 @@ func (d *Daemon) watchPending(ctx context.Context, cs []*consumer) {
 	}
 }
 
-// serveHTTP starts /healthz, /readyz and /metrics.
+// serveHTTP starts /healthz, /readyz, /metrics and the operator's page.
 func (d *Daemon) serveHTTP() (*http.Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
@@ -317,6 +317,7 @@ func (d *Daemon) serveHTTP() (*http.Server, error) {
 		_, _ = w.Write([]byte("ready\n"))
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{}))
+	d.addPageRoutes(mux)
 	ln, err := net.Listen("tcp", d.cfg.HTTP.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("http.listen %s: %w", d.cfg.HTTP.Listen, err)

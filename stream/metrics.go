@@ -63,6 +63,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		restore:     prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dcgpd_restore_seconds", Help: "Time the last restore from a snapshot took."}, model),
 	}
 	m.rejectLog = newRateLimit(20, time.Minute)
+	reg.MustRegister(buildInfoGauge(ReadBuild()))
 	reg.MustRegister(m.bins, m.accepted, m.rejected, m.late, m.duplicates, m.unconverged, m.openBins, m.lastBin,
 		m.pending, m.binCompute, m.latency, m.resmooth, m.resmoothOut, m.redelivered, m.waits, m.snapshots,
 		m.snapSeconds, m.snapBytes, m.snapRefused, m.restore)
@@ -90,4 +91,13 @@ func (m *Metrics) forModel(name string) *modelMetrics {
 		resmoothWaits: m.waits.WithLabelValues(name), snapshotRefused: m.snapRefused.WithLabelValues(name),
 		snapshots: m.snapshots, snapshotSeconds: m.snapSeconds.WithLabelValues(name),
 		snapshotBytes: m.snapBytes.WithLabelValues(name), restoreSeconds: m.restore.WithLabelValues(name)}
+}
+
+// buildInfoGauge is dcgpd_build_info: constant 1, labelled with the build.
+func buildInfoGauge(b Build) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "dcgpd_build_info",
+		Help:        "The running build: constant 1 labelled by module version, VCS revision and Go version.",
+		ConstLabels: prometheus.Labels{"version": b.Version, "revision": b.Revision, "go_version": b.GoVersion}})
+	g.Set(1)
+	return g
 }

@@ -21,9 +21,8 @@ import (
 // z95 is the standard normal 95% quantile: q05/q95 = mean ∓ z95·sd.
 const z95 = 1.6448536269514722
 
-// runFit is `dcgpd fit`. It is long only in flag declarations and their
-// checks, one per flag, read top to bottom; the work is in spec.Learn and
-// the writers.
+// runFit is `dcgpd fit`: flags, the batch files, spec.Learn (fitGrid),
+// then the posterior per OBS row.
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dcgpd fit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -71,6 +70,13 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	return writeFitPosterior(*outPath, stdout, obs, grid, res)
+}
+
+// writeFitPosterior writes the posterior of every OBS row to path (stdout
+// when empty); for the count likelihoods the demand is the rate μ(f) and
+// the log-rate's moments go to two extra columns.
+func writeFitPosterior(path string, stdout io.Writer, obs *csvio.Obs, grid *csvio.Grid, res *fitResult) error {
 	rows := make([]csvio.Estimate, len(obs.Rows))
 	link, counts := rateLink(res.built)
 	var latent []float64 // for count likelihoods: the log-rate's mean and variance per row
@@ -91,8 +97,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		rows[i] = csvio.Estimate{Time: r.TimeText, Product: r.Product, Mean: m, Var: v, PredVar: v + res.noise, Q05: m - z95*sd, Q95: m + z95*sd}
 	}
 	out := stdout
-	if *outPath != "" {
-		f, err := os.Create(*outPath)
+	if path != "" {
+		f, err := os.Create(path)
 		if err != nil {
 			return err
 		}

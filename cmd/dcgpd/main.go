@@ -9,6 +9,7 @@
 //	dcgpd watch      print a daemon's estimates as they arrive
 //	dcgpd demo       the daemon on a simulated cluster: summary and plot
 //	dcgpd snapshot   inspect a daemon snapshot file
+//	dcgpd version    print the build's module version and revision
 //
 // Run "dcgpd <command> -h" for a command's flags.
 package main
@@ -39,6 +40,7 @@ var commands = []command{
 	{"watch", "print a daemon's estimates as they arrive", runWatch},
 	{"demo", "run the daemon on a simulated bike-share cluster, report and plot", runDemo},
 	{"snapshot", "inspect a daemon snapshot file: dcgpd snapshot inspect FILE", runSnapshot},
+	{"version", "print the module version and VCS revision of this build", runVersion},
 }
 
 func main() {

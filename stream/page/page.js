@@ -1,0 +1,177 @@
+// The operator's page: polls /api/models/<model> and draws each product's
+// recent bins as SVG. No framework, no external assets.
+"use strict";
+
+const POLL_MS = 2000;
+const W = 560, H = 220, M = { l: 40, r: 10, t: 8, b: 22 };
+const NS = "http://www.w3.org/2000/svg";
+let current = "";
+let timer = null;
+
+function el(name, attrs, parent) {
+  const e = document.createElementNS(NS, name);
+  for (const k in attrs) e.setAttribute(k, attrs[k]);
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+function fmtTime(ms) {
+  const d = new Date(ms);
+  const p = (n) => String(n).padStart(2, "0");
+  return `${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}`;
+}
+
+// line returns an SVG path through the points that have a value, broken
+// where a bin has none.
+function line(pts, x, y, get) {
+  let d = "", pen = false;
+  for (const p of pts) {
+    const v = get(p);
+    if (v === undefined || v === null) { pen = false; continue; }
+    d += (pen ? "L" : "M") + x(p.t).toFixed(1) + "," + y(v).toFixed(1);
+    pen = true;
+  }
+  return d;
+}
+
+// band returns a closed SVG path between lo and hi over consecutive points
+// that have both.
+function band(pts, x, y, lo, hi) {
+  let d = "", run = [];
+  const flush = () => {
+    if (run.length > 0) {
+      d += "M" + run.map((p) => x(p.t).toFixed(1) + "," + y(hi(p)).toFixed(1)).join("L");
+      d += "L" + run.slice().reverse().map((p) => x(p.t).toFixed(1) + "," + y(lo(p)).toFixed(1)).join("L") + "Z";
+    }
+    run = [];
+  };
+  for (const p of pts) {
+    if (lo(p) === undefined) flush(); else run.push(p);
+  }
+  flush();
+  return d;
+}
+
+function ticks(lo, hi, n) {
+  const step0 = (hi - lo) / n, mag = Math.pow(10, Math.floor(Math.log10(step0)));
+  const step = [1, 2, 5, 10].map((s) => s * mag).find((s) => s >= step0);
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9; v += step) out.push(v);
+  return out;
+}
+
+// chart draws one product: observed demand, censored bins, filtered band
+// and mean, smoothed mean, and the forecast fan after the newest bin.
+function chart(prod, binMs) {
+  const pts = prod.bins.map((b) => ({
+    t: Date.parse(b.bin_start) + binMs / 2, demand: b.demand, censored: b.censored,
+    f: b.filtered, s: b.smoothed,
+  }));
+  const fc = prod.forecast.map((f) => ({ t: Date.parse(f.bin_start) + binMs / 2, f: f }));
+  const all = pts.concat(fc);
+  const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": prod.product });
+  if (all.length === 0) {
+    el("text", { x: W / 2, y: H / 2, "text-anchor": "middle" }, svg).textContent = "no bins yet";
+    return svg;
+  }
+  let ymax = 1, ymin = 0;
+  for (const p of pts) {
+    for (const v of [p.demand, p.f && p.f.q95, p.s && p.s.q95]) if (v != null) ymax = Math.max(ymax, v);
+    for (const v of [p.f && p.f.q05, p.s && p.s.q05]) if (v != null) ymin = Math.min(ymin, v);
+  }
+  for (const p of fc) { ymax = Math.max(ymax, p.f.q95); ymin = Math.min(ymin, p.f.q05); }
+  const t0 = all[0].t - binMs / 2, t1 = all[all.length - 1].t + binMs / 2;
+  const x = (t) => M.l + (t - t0) / (t1 - t0) * (W - M.l - M.r);
+  const y = (v) => H - M.b - (v - ymin) / (ymax - ymin) * (H - M.t - M.b);
+  for (const v of ticks(ymin, ymax, 4)) {
+    el("line", { class: "grid", x1: M.l, x2: W - M.r, y1: y(v), y2: y(v) }, svg);
+    el("text", { x: M.l - 5, y: y(v) + 4, "text-anchor": "end" }, svg).textContent = +v.toFixed(2);
+  }
+  const HOUR = 3600e3, span = t1 - t0;
+  const step = [1, 2, 3, 6, 12, 24, 48, 168, 336].map((h) => h * HOUR).find((s) => s >= span / 6) || span / 5;
+  for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
+    el("text", { x: x(t), y: H - 6, "text-anchor": "middle" }, svg).textContent = fmtTime(t);
+  }
+  el("line", { class: "axis", x1: M.l, x2: W - M.r, y1: H - M.b, y2: H - M.b }, svg);
+  el("path", { class: "filt-band", d: band(pts, x, y, (p) => p.f && p.f.q05, (p) => p.f && p.f.q95) }, svg);
+  if (fc.length > 0 && pts.length > 0) {
+    const last = pts[pts.length - 1];
+    const fan = (last.f ? [{ t: last.t, f: last.f }] : []).concat(fc);
+    el("path", { class: "fc-band", d: band(fan, x, y, (p) => p.f.q05, (p) => p.f.q95) }, svg);
+    el("path", { class: "fc", d: line(fan, x, y, (p) => p.f.mean) }, svg);
+    el("line", { class: "now", x1: x(last.t + binMs / 2), x2: x(last.t + binMs / 2), y1: M.t, y2: H - M.b }, svg);
+  }
+  el("path", { class: "filt", d: line(pts, x, y, (p) => p.f && p.f.mean) }, svg);
+  el("path", { class: "smooth", d: line(pts, x, y, (p) => p.s && p.s.mean) }, svg);
+  for (const p of pts) {
+    if (p.demand == null) continue;
+    const cx = x(p.t), cy = y(p.demand);
+    if (p.censored) {
+      el("path", { class: "cens", d: `M${cx - 4},${cy + 3.5}L${cx + 4},${cy + 3.5}L${cx},${cy - 4}Z` }, svg)
+        .appendChild(el("title", {})).textContent = `${fmtTime(p.t)} censored at ${p.demand}`;
+    } else {
+      el("circle", { class: "obs", cx: cx, cy: cy, r: 2.4 }, svg)
+        .appendChild(el("title", {})).textContent = `${fmtTime(p.t)} demand ${p.demand}`;
+    }
+  }
+  return svg;
+}
+
+function card(prod, binMs) {
+  const div = document.createElement("div");
+  div.className = "card";
+  const h = document.createElement("h2");
+  const newest = prod.bins.filter((b) => b.filtered).pop();
+  h.textContent = prod.product;
+  const small = document.createElement("small");
+  small.textContent = newest ? `latent ${newest.filtered.mean.toFixed(1)} [${newest.filtered.q05.toFixed(1)}, ${newest.filtered.q95.toFixed(1)}]` : "";
+  h.appendChild(small);
+  div.appendChild(h);
+  div.appendChild(chart(prod, binMs));
+  return div;
+}
+
+function showStatus(m) {
+  const s = m.status || {};
+  const el = document.getElementById("status");
+  const last = s.last_bin ? fmtTime(Date.parse(s.last_bin)) + " UTC" : "none yet";
+  el.textContent = `last bin ${last} · ${s.bins_processed || 0} bins · revision ${s.revision || 0}` +
+    (s.resmoothing ? " · re-smoothing" : "") + ` · updated ${new Date().toLocaleTimeString()}`;
+  el.classList.remove("stale");
+  const n = m.products.length ? m.products[0].bins.length : 0;
+  document.getElementById("note").textContent = `${n} most recent bins (the page keeps at most 168 per model); times in UTC.`;
+}
+
+async function refresh() {
+  if (!current) return;
+  try {
+    const resp = await fetch("api/models/" + encodeURIComponent(current), { cache: "no-store" });
+    if (!resp.ok) throw new Error(resp.status + " " + (await resp.text()));
+    const m = await resp.json();
+    const charts = document.getElementById("charts");
+    charts.replaceChildren(...m.products.map((p) => card(p, m.bin_seconds * 1000)));
+    showStatus(m);
+    document.body.dataset.bins = m.products.length ? m.products[0].bins.length : 0;
+  } catch (err) {
+    const st = document.getElementById("status");
+    st.textContent = "not updating: " + err.message;
+    st.classList.add("stale");
+  }
+}
+
+async function init() {
+  const resp = await fetch("api/models", { cache: "no-store" });
+  const idx = await resp.json();
+  const sel = document.getElementById("model");
+  for (const m of idx.models) sel.appendChild(new Option(`${m.model} (${m.products.length})`, m.model));
+  const want = new URLSearchParams(location.search).get("model");
+  current = want && idx.models.some((m) => m.model === want) ? want : (idx.models[0] || {}).model;
+  sel.value = current;
+  sel.onchange = () => { current = sel.value; refresh(); };
+  const b = idx.build;
+  document.getElementById("build").textContent = `dcgpd ${b.version} · ${b.revision.slice(0, 12)} · ${b.go_version}`;
+  await refresh();
+  timer = setInterval(refresh, POLL_MS);
+}
+
+init().catch((err) => { document.getElementById("status").textContent = "error: " + err.message; });

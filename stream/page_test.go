@@ -1,0 +1,53 @@
+package stream
+
+import (
+	"testing"
+	"time"
+)
+
+// TestPageRingBounded: the ring keeps the newest PageBins estimated bins
+// with their observations, keeps observations that run ahead of the
+// estimates, and refuses bins beyond max_ahead or older than it keeps.
+func TestPageRingBounded(t *testing.T) {
+	const ahead = 50
+	g := newPageRing([]string{"a", "b"}, time.Hour, ahead)
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Hour) }
+	v := func(x float64) *float64 { return &x }
+	est := func(i int) *LatentMessage {
+		return &LatentMessage{Kind: "filtered", BinStart: at(i), BinEnd: at(i + 1),
+			Estimates: []Estimate{{Product: "a", Mean: float64(i)}, {Product: "b", Mean: -float64(i)}}}
+	}
+	for i := 0; i < 500; i++ {
+		// Observations run 40 bins ahead of the estimates.
+		g.addObs(at(i+40), []Observation{{Product: "a", Demand: v(float64(i + 40)), Supply: v(float64(i + 40))}, {Product: "zz", Demand: v(1)}})
+		if i < 40 {
+			g.addObs(at(i), []Observation{{Product: "a", Demand: v(float64(i)), Supply: v(float64(i))}})
+		}
+		g.addLatent(est(i))
+	}
+	g.addObs(at(499+ahead+1), []Observation{{Product: "a", Demand: v(1)}}) // beyond max_ahead
+	g.addObs(at(10), []Observation{{Product: "a", Demand: v(1)}})          // older than every kept bin
+	g.addLatent(&LatentMessage{Kind: "smoothed", Revision: 2, BinStart: at(450), Estimates: est(450).Estimates})
+	g.addLatent(&LatentMessage{Kind: "smoothed", Revision: 1, BinStart: at(450), Estimates: est(1).Estimates})
+	if len(g.bins) != PageBins+40 {
+		t.Fatalf("%d bins kept, want %d estimated + 40 ahead", len(g.bins), PageBins)
+	}
+	m := g.export("m", t0)
+	bins := m.Products[0].Bins
+	if len(bins) != PageBins || !bins[0].BinStart.Equal(at(500-PageBins)) || !bins[len(bins)-1].BinStart.Equal(at(499)) {
+		t.Fatalf("exported %d bins from %v to %v", len(bins), bins[0].BinStart, bins[len(bins)-1].BinStart)
+	}
+	for j, b := range bins {
+		i := 500 - PageBins + j
+		if b.Demand == nil || *b.Demand != float64(i) || !b.Censored || b.Filtered == nil || b.Filtered.Mean != float64(i) {
+			t.Fatalf("bin %d: %+v", i, b)
+		}
+		if m.Products[1].Bins[j].Demand != nil || m.Products[1].Bins[j].Filtered.Mean != -float64(i) {
+			t.Fatalf("product b, bin %d: %+v", i, m.Products[1].Bins[j])
+		}
+		if (b.Smoothed != nil) != (i == 450) || i == 450 && (b.Revision != 2 || b.Smoothed.Mean != 450) {
+			t.Fatalf("bin %d: smoothed %+v revision %d", i, b.Smoothed, b.Revision)
+		}
+	}
+}
