@@ -60,6 +60,11 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 		npts, _ := d.z.Dims()
 		return d.expectMeanField(op, obs, mean, P, L[:np], grad, curv, mfDiag, npts)
 	}
+	// The dense Jacobian of the map, built for the first bin that needs it
+	// (diagonal sites need it only for ℓ and π gradients or several steps).
+	if len(d.jac) != np*np {
+		d.jac = make([]float64, np*np)
+	}
 	// Validated once per bin: every point below is finite.
 	if jp.bound, err = op.Prepare(d.u, d.ws); err != nil {
 		return 0, err
@@ -122,9 +127,9 @@ func (d *Diffusion) pointFactor(mean, P []float64, diag bool) ([]float64, error)
 		if math.IsNaN(m) || math.IsInf(m, 0) {
 			return nil, fmt.Errorf("cvi: %w: the posterior mean is not finite", ErrNumerical)
 		}
-		row := L[a*np : (a+1)*np]
-		if diag {
-			row = L[a : a+1]
+		row := L[a : a+1]
+		if !diag {
+			row = L[a*np : (a+1)*np]
 		}
 		for _, l := range row {
 			if math.IsNaN(l) || math.IsInf(l, 0) {

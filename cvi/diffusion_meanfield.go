@@ -128,8 +128,9 @@ func (s *meanFieldScratch) grow(np int) {
 type mfCurv int
 
 const (
-	mfDiag mfCurv = iota // the N_p diagonal entries (GaussNewton or ExactCurvature)
-	mfFull               // the N_p×N_p Gauss–Newton matrix
+	mfDiag   mfCurv = iota // the N_p diagonal entries (GaussNewton or ExactCurvature)
+	mfFull                 // the N_p×N_p Gauss–Newton matrix
+	mfSparse               // the Gauss–Newton matrix on d.cp's pattern (curv is nil)
 )
 
 // expectMeanField is expectJoint for diagonal sites and one diffusion step
@@ -147,21 +148,54 @@ const (
 // the first rows of the point set are used (a nested, coarser rule when
 // rows is less than all of them). With mfFull, curv receives the whole
 // Gauss–Newton matrix E[Jᵀ diag(∂²log p) J], which the online refinement's
-// Newton step on the means needs.
-// It stays one function: it is the online step's hot loop
-// (BenchmarkOnlineBin), and its point loop, per-excess-set contraction and
-// curvature assembly share a dozen locals that would otherwise travel
-// through the scratch struct.
+// Newton step on the means needs; with mfSparse the same matrix goes to
+// d.cp.curv, on the pattern of T's structure.
 func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars, sd, grad, curv []float64, mode mfCurv, rows int) (float64, error) {
 	np := d.np
 	s := &d.mf
-	s.grow(np)
 	// The full matrix (the online Newton step's) is Gauss–Newton only.
 	exact := curv != nil && mode == mfDiag && d.opts.Curvature == ExactCurvature
+	if err := d.mfSetup(op, obs, grad, curv, mode, exact); err != nil {
+		return 0, err
+	}
+	// Without the exact curvature, whose Stein sums need each point's
+	// offset, the chain rule is linear in the points' ∂log p given their
+	// excess set, so it is summed per set and applied once per set.
+	grouped := !exact && len(s.cand) <= 64
+	if grouped {
+		clear(s.cdl)
+		clear(s.cd2l)
+		s.pat.reset(2*rows, np)
+	}
+	wantCurv := curv != nil || mode == mfSparse
+	sum := d.mfPoints(obs, mean, sd, grad, curv, mode, exact, grouped, rows)
+	if grouped && (grad != nil || wantCurv) {
+		if mode == mfSparse {
+			if err := d.mfContractSparse(grad); err != nil {
+				return 0, err
+			}
+		} else {
+			d.mfContract(grad, curv, mode)
+		}
+	}
+	w := 1 / float64(2*rows)
+	if err := d.mfScale(vars, grad, curv, mode, exact, w); err != nil {
+		return 0, err
+	}
+	return sum * w, nil
+}
+
+// mfSetup prepares the bin's operator, sorts the products by how they
+// are observed, lists those with finite supply (the only ones that can be
+// in excess) and clears the outputs.
+func (d *Diffusion) mfSetup(op diffusion.Operator, obs []Obs, grad, curv []float64, mode mfCurv, exact bool) error {
+	np := d.np
+	s := &d.mf
+	s.grow(np)
 	// Validated once per bin (supply not NaN or −Inf): every point below
 	// is finite.
 	if _, err := op.Prepare(d.u, d.ws); err != nil {
-		return 0, err
+		return err
 	}
 	T := op.T
 	s.cand = s.cand[:0]
@@ -182,25 +216,24 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	if grad != nil {
 		clear(grad[:np])
 	}
-	cw := np
-	if mode == mfFull {
-		cw = np * np
-	}
-	if curv != nil {
-		clear(curv[:cw])
+	switch {
+	case mode == mfSparse:
+		clear(d.cp.curv.val)
+	case curv != nil && mode == mfFull:
+		clear(curv[:np*np])
+	case curv != nil:
+		clear(curv[:np])
 	}
 	if exact {
 		clear(s.stein)
 	}
-	// Without the exact curvature, whose Stein sums need each point's
-	// offset, the chain rule is linear in the points' ∂log p given their
-	// excess set, so it is summed per set and applied once per set.
-	grouped := !exact && len(s.cand) <= 64
-	if grouped {
-		clear(s.cdl)
-		clear(s.cd2l)
-		s.pat.reset(2*rows, np)
-	}
+	return nil
+}
+
+// mfPoints runs the first rows antithetic pairs of points through the map
+// and the chain rule and returns the sum of their log-likelihoods.
+func (d *Diffusion) mfPoints(obs []Obs, mean, sd, grad, curv []float64, mode mfCurv, exact, grouped bool, rows int) float64 {
+	np := d.np
 	var sum float64
 	delta, f := d.delta[:np], d.f[:np]
 	mean, sd = mean[:np], sd[:np]
@@ -217,45 +250,59 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 			switch {
 			case grouped:
 				sum += d.mfPointGrouped(obs, f)
-			case grad == nil && curv == nil:
+			case grad == nil && curv == nil && mode != mfSparse:
 				sum += d.mfPoint(obs, f)
+			case mode == mfSparse:
+				sum += d.mfPoint(obs, f)
+				d.mfChain(grad, nil, mode, false, sign)
+				d.mfChainSparse()
 			default:
 				sum += d.mfPoint(obs, f)
 				d.mfChain(grad, curv, mode, exact, sign)
 			}
 		}
 	}
-	if grouped && (grad != nil || curv != nil) {
-		d.mfContract(grad, curv, mode)
-	}
-	w := 1 / float64(2*rows)
+	return sum
+}
+
+// mfScale turns the sums over the points into averages (weight w each)
+// and, for the exact curvature, the Stein sums into the curvature.
+func (d *Diffusion) mfScale(vars, grad, curv []float64, mode mfCurv, exact bool, w float64) error {
+	np := d.np
 	if grad != nil {
 		for a := range grad[:np] {
 			grad[a] *= w
 		}
 	}
-	if exact {
+	switch {
+	case exact:
 		// H_aa = E[(f_a − m_a) g_a] / v_a.
 		for a := 0; a < np; a++ {
 			if !(vars[a] > 0) {
-				return 0, errors.New("cvi: exact curvature needs positive variances")
+				return errors.New("cvi: exact curvature needs positive variances")
 			}
-			curv[a] = w * s.stein[a] / vars[a]
+			curv[a] = w * d.mf.stein[a] / vars[a]
 		}
-	} else if curv != nil {
-		for a := range curv[:cw] {
+	case mode == mfSparse:
+		for a := range d.cp.curv.val {
+			d.cp.curv.val[a] *= w
+		}
+	case curv != nil && mode == mfDiag:
+		for a := range curv[:np] {
 			curv[a] *= w
 		}
-		if mode == mfFull {
-			// mfChain fills the lower triangle.
-			for a := 0; a < np; a++ {
-				for b := 0; b < a; b++ {
-					curv[b*np+a] = curv[a*np+b]
-				}
+	case curv != nil:
+		for a := range curv[:np*np] {
+			curv[a] *= w
+		}
+		// mfChain fills the lower triangle.
+		for a := 0; a < np; a++ {
+			for b := 0; b < a; b++ {
+				curv[b*np+a] = curv[a*np+b]
 			}
 		}
 	}
-	return sum * w, nil
+	return nil
 }
 
 // mfPoint maps one point f through the diffusion step as

@@ -101,7 +101,8 @@ type Online struct {
 	// predicted and refined covariances are diagonal.
 	indep bool
 	// scratch
-	pm, pc       []float64 // predicted mean, covariance (N_p, N_p²)
+	pm, pc       []float64 // predicted mean, covariance (N_p, N_p²; nil for independent products)
+	pv           []float64 // predicted variances
 	qm, qc, qv   []float64 // refined mean, covariance, variances
 	g, h         []float64 // expectation gradient and curvature
 	l1, l2       []float64 // current site
@@ -115,6 +116,15 @@ type Online struct {
 	// curvature, when the likelihood has one, and the system's scratch.
 	coupled    coupledExpecter
 	hf         []float64 // N_p×N_p curvature of the last expectation (haveHF)
+	// sparse: the curvature is kept on the diffusion graph's pattern and
+	// the Newton system solved by conjugate gradients (more than
+	// sparseMinProducts products): no N_p×N_p array.
+	sparse  bool
+	scoup   sparseCoupledExpecter
+	hs      *symSparse // the last expectation's curvature (haveHF, sparse)
+	newton  sparseNewton
+	obsMask []bool
+	dg      []float64
 	haveHF     bool
 	coarse     bool // the last expectation took the likelihood's coarse rule
 	idx        []int
@@ -142,28 +152,97 @@ func NewOnline(m *filter.Model, lik Likelihood, opts OnlineOptions) (*Online, er
 	np := m.NumProducts()
 	o := &Online{lik: lik, filt: f, opts: opts, np: np, joint: lik.Joint()}
 	o.indep = m.Independent() && !o.joint
-	if c, ok := lik.(coupledExpecter); ok && o.indep {
-		o.coupled = c
-	}
 	w := np
 	if o.joint {
 		w = np * np
 	}
-	o.pm, o.pc = make([]float64, np), make([]float64, np*np)
-	o.qm, o.qc, o.qv = make([]float64, np), make([]float64, np*np), make([]float64, np)
+	o.pm, o.pv = make([]float64, np), make([]float64, np)
+	o.qm, o.qv = make([]float64, np), make([]float64, np)
 	o.g, o.h = make([]float64, np), make([]float64, w)
 	o.l1, o.l2 = make([]float64, np), make([]float64, w)
-	o.t2, o.psdWork = make([]float64, np*np), make([]float64, max(np*np, 3*np))
 	o.p1, o.p2 = make([]float64, np), make([]float64, w)
-	o.lw, o.plw, o.mwk = make([]float64, np*np), make([]float64, np*np), make([]float64, np*np)
 	o.r = make([]float64, np)
 	o.mq, o.vq = make([]float64, np), make([]float64, np)
-	if o.indep {
-		o.hf, o.idx = make([]float64, np*np), make([]int, np)
-		o.nA, o.nL, o.nb, o.t2v = make([]float64, np*np), make([]float64, np*np), make([]float64, np), make([]float64, np)
+	if !o.indep {
+		o.growJoint()
 	}
 	o.prevObserved = make([]bool, np)
+	o.setCoupling(np > sparseMinProducts)
 	return o, nil
+}
+
+// growJoint allocates the scratch of the refinement of coupled products,
+// which works on the joint marginal.
+func (o *Online) growJoint() {
+	np := o.np
+	o.pc, o.qc = make([]float64, np*np), make([]float64, np*np)
+	o.t2, o.psdWork = make([]float64, np*np), make([]float64, max(np*np, 3*np))
+	o.lw, o.plw, o.mwk = make([]float64, np*np), make([]float64, np*np), make([]float64, np*np)
+}
+
+// sparseMinProducts is the number of independent products above which the
+// online refinement keeps the diffusion's curvature sparse: below it the
+// dense Cholesky solve of the Newton system is as cheap.
+const sparseMinProducts = 64
+
+// sparseCoupledExpecter is a likelihood whose expectation with diagonal
+// sites also gives the Gauss–Newton curvature in the means on a sparse
+// pattern (see Diffusion.expectCoupledSparse).
+type sparseCoupledExpecter interface {
+	expectCoupledSparse(obs []Obs, mean, vars, grad []float64, coarse bool) (float64, *symSparse, bool)
+}
+
+// setCoupling chooses how the Newton step on independent products gets
+// the likelihood's coupling: sparse (curvature on the graph's pattern,
+// conjugate gradients) or dense (N_p×N_p curvature, Cholesky).
+func (o *Online) setCoupling(sparse bool) {
+	np := o.np
+	o.coupled, o.scoup, o.sparse = nil, nil, false
+	o.hf, o.nA, o.nL = nil, nil, nil
+	if !o.indep {
+		return
+	}
+	o.idx, o.nb, o.t2v = make([]int, np), make([]float64, np), make([]float64, np)
+	o.obsMask, o.dg = make([]bool, np), make([]float64, np)
+	if c, ok := o.lik.(sparseCoupledExpecter); ok && sparse {
+		o.scoup, o.sparse = c, true
+		return
+	}
+	if c, ok := o.lik.(coupledExpecter); ok {
+		o.coupled = c
+		o.hf = make([]float64, np*np)
+		o.nA, o.nL = make([]float64, np*np), make([]float64, np*np)
+	}
+}
+
+// predicted reads the filter's predicted marginal into pm, pv (and pc
+// for coupled products) and dst's prediction.
+func (o *Online) predicted(dst *BinResult) {
+	if o.indep {
+		o.filt.MarginalVar(o.pm, o.pv)
+	} else {
+		o.filt.Marginal(o.pm, o.pc)
+		for k := 0; k < o.np; k++ {
+			o.pv[k] = o.pc[k*o.np+k]
+		}
+	}
+	o.grow(dst)
+	copy(dst.PredMean, o.pm)
+	copy(dst.PredVar, o.pv)
+}
+
+// filtered reads the filter's updated marginal into qm, qv and dst.
+func (o *Online) filtered(dst *BinResult) {
+	if o.indep {
+		o.filt.MarginalVar(o.qm, o.qv)
+	} else {
+		o.filt.Marginal(o.qm, o.qc)
+		for k := 0; k < o.np; k++ {
+			o.qv[k] = o.qc[k*o.np+k]
+		}
+	}
+	copy(dst.Mean, o.qm)
+	copy(dst.Var, o.qv)
 }
 
 // Filter returns the underlying Kalman filter (for Save, Restore and
@@ -197,16 +276,12 @@ func (o *Online) Skip(t float64, dst *BinResult) error {
 	if err := o.filt.Advance(t); err != nil {
 		return err
 	}
-	o.filt.Marginal(o.pm, o.pc)
-	o.grow(dst)
+	o.predicted(dst)
 	dst.Time, dst.Steps, dst.Converged, dst.LogLik = t, 0, true, 0
 	clear(dst.Nat1)
 	clear(dst.Nat2)
-	for k := 0; k < o.np; k++ {
-		v := o.pc[k*o.np+k]
-		dst.PredMean[k], dst.PredVar[k] = o.pm[k], v
-		dst.Mean[k], dst.Var[k] = o.pm[k], v
-	}
+	copy(dst.Mean, o.pm)
+	copy(dst.Var, o.pv)
 	if !finite(dst.Mean) || !finite(dst.Var) {
 		_ = o.filt.Restore(saved)
 		return ErrOnlineNumerics
@@ -222,22 +297,15 @@ func (o *Online) Apply(t float64, nat1, nat2 []float64, dst *BinResult) error {
 	if err := o.filt.Advance(t); err != nil {
 		return err
 	}
-	o.filt.Marginal(o.pm, o.pc)
-	o.grow(dst)
+	o.predicted(dst)
 	copy(dst.Nat1, nat1)
 	copy(dst.Nat2, nat2)
-	for k := 0; k < o.np; k++ {
-		dst.PredMean[k], dst.PredVar[k] = o.pm[k], o.pc[k*o.np+k]
-	}
 	ll, err := o.filt.Update(nat1, nat2)
 	if err != nil {
 		_ = o.filt.Restore(saved)
 		return fmt.Errorf("cvi: online update: %w", err)
 	}
-	o.filt.Marginal(o.qm, o.qc)
-	for k := 0; k < o.np; k++ {
-		dst.Mean[k], dst.Var[k] = o.qm[k], o.qc[k*o.np+k]
-	}
+	o.filtered(dst)
 	dst.Time, dst.LogLik, dst.Steps, dst.Converged = t, ll, 0, true
 	if !finite(dst.Mean) || !finite(dst.Var) {
 		_ = o.filt.Restore(saved)
@@ -260,12 +328,7 @@ func (o *Online) grow(dst *BinResult) {
 // undo or damp, move) on one bin; its branches share the loop's state,
 // so it is kept whole to be read against Engine.Converge.
 func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
-	np := o.np
-	o.filt.Marginal(o.pm, o.pc)
-	o.grow(dst)
-	for k := 0; k < np; k++ {
-		dst.PredMean[k], dst.PredVar[k] = o.pm[k], o.pc[k*np+k]
-	}
+	o.predicted(dst)
 	o.initialSite(obs)
 	// The same rules as Engine.Converge, on this bin's local ELBO
 	// E_q[log p(y|f)] − KL(q‖prediction).
@@ -284,7 +347,7 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 		fresh = false
 		// A coarse first step only where full-rule steps can follow it.
 		e := o.expect(obs, steps == 1 && o.opts.Steps >= 3)
-		if math.IsNaN(e) || math.IsInf(e, 0) || !finite(o.g) || !finite(o.h) || (o.haveHF && !finite(o.hf)) {
+		if math.IsNaN(e) || math.IsInf(e, 0) || !finite(o.g) || !finite(o.h) || (o.haveHF && !o.curvFinite()) {
 			return fmt.Errorf("%w: expected log-likelihood %v at t=%v", ErrOnlineNumerics, e, t)
 		}
 		elbo := e - o.kl
@@ -337,10 +400,7 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 	if err != nil {
 		return fmt.Errorf("cvi: online update: %w", err)
 	}
-	o.filt.Marginal(o.qm, o.qc)
-	for k := 0; k < np; k++ {
-		dst.Mean[k], dst.Var[k] = o.qm[k], o.qc[k*np+k]
-	}
+	o.filtered(dst)
 	if !finite(dst.Mean) || !finite(dst.Var) {
 		return ErrOnlineNumerics
 	}
@@ -440,6 +500,18 @@ type coupledExpecter interface {
 // the number of steps per bin as it was.)
 func (o *Online) expect(obs []Obs, first bool) float64 {
 	o.haveHF, o.coarse = false, false
+	if o.scoup != nil {
+		if e, hs, ok := o.scoup.expectCoupledSparse(obs, o.qm, o.qv, o.g, first); ok {
+			if hs == nil {
+				return math.NaN()
+			}
+			for k := range o.h {
+				o.h[k] = hs.val[hs.diag(k)]
+			}
+			o.hs, o.haveHF, o.coarse = hs, true, first
+			return e
+		}
+	}
 	if o.coupled != nil {
 		if e, ok := o.coupled.expectCoupled(obs, o.qm, o.qv, o.g, o.hf, first); ok {
 			np := o.np
@@ -480,6 +552,10 @@ func (o *Online) settled(tol float64) bool {
 // is the one that puts the refined mean at m + Δ. With a diagonal H this
 // is exactly CVI's update. It returns the largest relative change.
 func (o *Online) moveIndep(obs []Obs, beta float64) float64 {
+	if o.sparse || !o.haveHF {
+		// Without coupling the system is diagonal: no N_p×N_p array.
+		return o.moveSparse(obs, beta)
+	}
 	np, floor := o.np, o.opts.CurvatureFloor
 	n := 0
 	for k := 0; k < np; k++ {
@@ -490,7 +566,7 @@ func (o *Online) moveIndep(obs []Obs, beta float64) float64 {
 	}
 	idx, A, b := o.idx[:n], o.nA[:n*n], o.nb[:n]
 	for i, k := range idx {
-		p := o.pc[k*np+k]
+		p := o.pv[k]
 		t2 := math.Max(-o.h[k], floor)
 		o.t2v[k] = t2
 		for j, kj := range idx[:i] {
@@ -517,7 +593,7 @@ func (o *Online) moveIndep(obs []Obs, beta float64) float64 {
 	for k := 0; k < np; k++ {
 		var t1, t2 float64
 		if i < n && idx[i] == k {
-			p := o.pc[k*np+k]
+			p := o.pv[k]
 			t2 = o.t2v[k]
 			t1 = (o.qm[k]+b[i])*(1/p+t2) - o.pm[k]/p
 			i++
@@ -677,7 +753,7 @@ func (o *Online) refinedIndep() error {
 	np := o.np
 	var kl float64
 	for k := 0; k < np; k++ {
-		p := o.pc[k*np+k]
+		p := o.pv[k]
 		l2 := o.l2[k]
 		r := o.l1[k] - l2*o.pm[k]
 		x := p * math.Max(l2, 0) // as refined: a negative precision adds none
@@ -744,8 +820,12 @@ func forwardSolve(l, x []float64, n int) {
 
 // Forecast writes the predictive mean and variances of f at time t (later
 // than the current bin) without changing the state; cov is N_p×N_p
-// scratch.
+// scratch for coupled products (nil: the filter's own) and not used for
+// independent ones, which are forecast per product.
 func (o *Online) Forecast(t float64, mean, vars, cov []float64) error {
+	if o.indep || cov == nil {
+		return o.filt.ForecastVar(t, mean, vars)
+	}
 	if err := o.filt.Forecast(t, mean, cov); err != nil {
 		return err
 	}
@@ -757,8 +837,11 @@ func (o *Online) Forecast(t float64, mean, vars, cov []float64) error {
 
 // ForecastSteps writes the predictive mean and variances of f at 1, …, n
 // steps of dt after the current bin and calls fn after each (see
-// filter.Online.ForecastSteps); cov is N_p×N_p scratch.
+// filter.Online.ForecastSteps); cov is as in Forecast.
 func (o *Online) ForecastSteps(dt float64, n int, mean, vars, cov []float64, fn func(h int)) error {
+	if o.indep || cov == nil {
+		return o.filt.ForecastStepsVar(dt, n, mean, vars, fn)
+	}
 	return o.filt.ForecastSteps(dt, n, mean, cov, func(h int) {
 		for k := 0; k < o.np; k++ {
 			vars[k] = cov[k*o.np+k]
@@ -783,4 +866,53 @@ func finite(v []float64) bool {
 		}
 	}
 	return true
+}
+
+// curvFinite reports whether the last expectation's coupled curvature is
+// finite.
+func (o *Online) curvFinite() bool {
+	if o.sparse {
+		return finite(o.hs.val)
+	}
+	return finite(o.hf)
+}
+
+// moveSparse is moveIndep with the curvature on the diffusion graph's
+// pattern (or none): the same Newton system, A = diag(1/p + t2) − offdiag(H) over
+// the observed products, solved by conjugate gradients (falling back to
+// the diagonal, as the dense route does when Cholesky fails).
+func (o *Online) moveSparse(obs []Obs, beta float64) float64 {
+	floor := o.opts.CurvatureFloor
+	b := o.nb
+	for k := 0; k < o.np; k++ {
+		o.obsMask[k] = !math.IsNaN(obs[k].Y)
+		b[k], o.dg[k] = 0, 1
+		if !o.obsMask[k] {
+			continue
+		}
+		p := o.pv[k]
+		t2 := math.Max(-o.h[k], floor)
+		o.t2v[k] = t2
+		o.dg[k] = 1/p + t2
+		b[k] = o.g[k] - (o.qm[k]-o.pm[k])/p
+	}
+	if !o.haveHF || !o.newton.solve(o.hs, o.dg, b, o.obsMask) {
+		for k := range b {
+			b[k] /= o.dg[k]
+		}
+	}
+	var change float64
+	for k := 0; k < o.np; k++ {
+		var t1, t2 float64
+		if o.obsMask[k] {
+			p := o.pv[k]
+			t2 = o.t2v[k]
+			t1 = (o.qm[k]+b[k])*(1/p+t2) - o.pm[k]/p
+		}
+		n1 := (1-beta)*o.l1[k] + beta*t1
+		n2 := (1-beta)*o.l2[k] + beta*t2
+		change = math.Max(change, math.Max(relChange(o.l1[k], n1), relChange(o.l2[k], n2)))
+		o.l1[k], o.l2[k] = n1, n2
+	}
+	return change
 }
