@@ -114,17 +114,17 @@ type Online struct {
 	mq, vq       []float64 // the evaluated marginal, to measure a step by
 	// Newton steps on the means of independent products: the coupled
 	// curvature, when the likelihood has one, and the system's scratch.
-	coupled    coupledExpecter
-	hf         []float64 // N_p×N_p curvature of the last expectation (haveHF)
+	coupled coupledExpecter
+	hf      []float64 // N_p×N_p curvature of the last expectation (haveHF)
 	// sparse: the curvature is kept on the diffusion graph's pattern and
 	// the Newton system solved by conjugate gradients (more than
 	// sparseMinProducts products): no N_p×N_p array.
-	sparse  bool
-	scoup   sparseCoupledExpecter
-	hs      *symSparse // the last expectation's curvature (haveHF, sparse)
-	newton  sparseNewton
-	obsMask []bool
-	dg      []float64
+	sparse     bool
+	scoup      sparseCoupledExpecter
+	hs         *symSparse // the last expectation's curvature (haveHF, sparse)
+	newton     sparseNewton
+	obsMask    []bool
+	dg         []float64
 	haveHF     bool
 	coarse     bool // the last expectation took the likelihood's coarse rule
 	idx        []int
@@ -621,111 +621,23 @@ func backSolve(l, x []float64, n int) {
 // the current site, q ∝ N(pm, pc)·t(f), into qm, qc and qv. With Λ = L·Lᵀ
 // it uses S = P − P·L·M⁻¹·Lᵀ·P, M = I + Lᵀ·P·L, which needs no inverse of
 // the (possibly near-singular) predicted covariance P.
-// It stays one function: it is the online step's inner loop
-// (BenchmarkOnlineBin), with one branch per site structure (per-product
-// scalars, diagonal, full) sharing the prediction and scratch locals.
 func (o *Online) refined() error {
 	if o.indep {
 		return o.refinedIndep()
 	}
-	np := o.np
-	P := o.pc
-	// L: columns √λ·e_k for diagonal sites, V·√max(e, 0) for full ones.
-	clear(o.lw)
-	nl := 0
-	if !o.joint {
-		for k := 0; k < np; k++ {
-			if o.l2[k] > 0 {
-				o.lw[k*np+nl] = math.Sqrt(o.l2[k])
-				nl++
-			}
-		}
-	} else if anyNonZero(o.l2) {
-		if !linalg.CholeskySym(o.mwk, o.l2, np) {
-			vals, vecs, err := eigenScaled(o.l2, np, 1)
-			if err != nil {
-				return fmt.Errorf("cvi: online site: %w", err)
-			}
-			for c, v := range vals {
-				if v <= 0 {
-					continue
-				}
-				s := math.Sqrt(v)
-				for a := 0; a < np; a++ {
-					o.lw[a*np+nl] = vecs.At(a, c) * s
-				}
-				nl++
-			}
-		} else {
-			copy(o.lw, o.mwk)
-			nl = np
-		}
+	nl, err := o.siteFactor()
+	if err != nil {
+		return err
 	}
-	// r = λ₁ − Λ·pm
-	for a := 0; a < np; a++ {
-		r := o.l1[a]
-		if o.joint {
-			for b := 0; b < np; b++ {
-				r -= o.l2[a*np+b] * o.pm[b]
-			}
-		} else {
-			r -= o.l2[a] * o.pm[a]
-		}
-		o.r[a] = r
-	}
-	copy(o.qc, P)
+	o.siteResidual()
+	copy(o.qc, o.pc)
 	if nl > 0 {
-		// PL = P·L (np×nl, stride np)
-		for a := 0; a < np; a++ {
-			for c := 0; c < nl; c++ {
-				var s float64
-				for b := 0; b < np; b++ {
-					s += P[a*np+b] * o.lw[b*np+c]
-				}
-				o.plw[a*np+c] = s
-			}
-		}
-		// M = I + Lᵀ·P·L (nl×nl, stride nl), then its Cholesky in place.
-		m := o.psdWork[:nl*nl]
-		for c := 0; c < nl; c++ {
-			for d := 0; d < nl; d++ {
-				var s float64
-				for b := 0; b < np; b++ {
-					s += o.lw[b*np+c] * o.plw[b*np+d]
-				}
-				if c == d {
-					s++
-				}
-				m[c*nl+d] = s
-			}
-		}
-		lm := o.t2[:nl*nl]
-		if !linalg.CholeskySym(lm, m, nl) {
-			return fmt.Errorf("%w: site system not positive definite", ErrOnlineNumerics)
-		}
-		// W = Lm⁻¹·(PL)ᵀ column by column of PLᵀ; S −= Wᵀ·W.
-		w := o.mwk[:nl*np]
-		for a := 0; a < np; a++ {
-			for c := 0; c < nl; c++ {
-				s := o.plw[a*np+c]
-				for d := 0; d < c; d++ {
-					s -= lm[c*nl+d] * w[d*np+a]
-				}
-				w[c*np+a] = s / lm[c*nl+c]
-			}
-		}
-		for a := 0; a < np; a++ {
-			for b := 0; b <= a; b++ {
-				var s float64
-				for c := 0; c < nl; c++ {
-					s += w[c*np+a] * w[c*np+b]
-				}
-				v := o.qc[a*np+b] - s
-				o.qc[a*np+b], o.qc[b*np+a] = v, v
-			}
+		if err := o.subtractSite(nl); err != nil {
+			return err
 		}
 	}
 	// δ = m − pm = S·r
+	np := o.np
 	var dr float64
 	for a := 0; a < np; a++ {
 		var s float64
@@ -742,6 +654,119 @@ func (o *Online) refined() error {
 	o.kl = 0
 	if nl > 0 {
 		o.kl = o.klTerm(nl, dr)
+	}
+	return nil
+}
+
+// siteFactor writes the columns of a square root L of the site precision
+// Λ into lw (stride N_p) and returns their number: √λ·e_k for diagonal
+// sites, the Cholesky factor or V·√max(e, 0) for full ones.
+func (o *Online) siteFactor() (int, error) {
+	np := o.np
+	clear(o.lw)
+	nl := 0
+	if !o.joint {
+		for k := 0; k < np; k++ {
+			if o.l2[k] > 0 {
+				o.lw[k*np+nl] = math.Sqrt(o.l2[k])
+				nl++
+			}
+		}
+		return nl, nil
+	}
+	if !anyNonZero(o.l2) {
+		return 0, nil
+	}
+	if linalg.CholeskySym(o.mwk, o.l2, np) {
+		copy(o.lw, o.mwk)
+		return np, nil
+	}
+	vals, vecs, err := eigenScaled(o.l2, np, 1)
+	if err != nil {
+		return 0, fmt.Errorf("cvi: online site: %w", err)
+	}
+	for c, v := range vals {
+		if v <= 0 {
+			continue
+		}
+		s := math.Sqrt(v)
+		for a := 0; a < np; a++ {
+			o.lw[a*np+nl] = vecs.At(a, c) * s
+		}
+		nl++
+	}
+	return nl, nil
+}
+
+// siteResidual writes r = λ₁ − Λ·pm.
+func (o *Online) siteResidual() {
+	np := o.np
+	for a := 0; a < np; a++ {
+		r := o.l1[a]
+		if o.joint {
+			for b := 0; b < np; b++ {
+				r -= o.l2[a*np+b] * o.pm[b]
+			}
+		} else {
+			r -= o.l2[a] * o.pm[a]
+		}
+		o.r[a] = r
+	}
+}
+
+// subtractSite subtracts P·L·M⁻¹·Lᵀ·P from qc (which holds P), leaving
+// the Cholesky factor of M = I + Lᵀ·P·L in t2 and P·L in plw for klTerm.
+func (o *Online) subtractSite(nl int) error {
+	np := o.np
+	P := o.pc
+	// PL = P·L (np×nl, stride np)
+	for a := 0; a < np; a++ {
+		for c := 0; c < nl; c++ {
+			var s float64
+			for b := 0; b < np; b++ {
+				s += P[a*np+b] * o.lw[b*np+c]
+			}
+			o.plw[a*np+c] = s
+		}
+	}
+	// M = I + Lᵀ·P·L (nl×nl, stride nl), then its Cholesky in place.
+	m := o.psdWork[:nl*nl]
+	for c := 0; c < nl; c++ {
+		for d := 0; d < nl; d++ {
+			var s float64
+			for b := 0; b < np; b++ {
+				s += o.lw[b*np+c] * o.plw[b*np+d]
+			}
+			if c == d {
+				s++
+			}
+			m[c*nl+d] = s
+		}
+	}
+	lm := o.t2[:nl*nl]
+	if !linalg.CholeskySym(lm, m, nl) {
+		return fmt.Errorf("%w: site system not positive definite", ErrOnlineNumerics)
+	}
+	// W = Lm⁻¹·(PL)ᵀ column by column of PLᵀ; S −= Wᵀ·W.
+	w := o.mwk[:nl*np]
+	for a := 0; a < np; a++ {
+		for c := 0; c < nl; c++ {
+			s := o.plw[a*np+c]
+			for d := 0; d < c; d++ {
+				s -= lm[c*nl+d] * w[d*np+a]
+			}
+			w[c*np+a] = s / lm[c*nl+c]
+		}
+	}
+	for a := 0; a < np; a++ {
+		for b := 0; b <= a; b++ {
+			var s float64
+			for c := 0; c < nl; c++ {
+				s += w[c*np+a] * w[c*np+b]
+			}
+			v := o.qc[a*np+b] - s
+			o.qc[a*np+b], o.qc[b*np+a] = v, v
+		}
 	}
 	return nil
 }
