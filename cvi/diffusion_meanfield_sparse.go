@@ -16,6 +16,9 @@ type coupledScratch struct {
 	touched []int   // the columns with a list
 	next    []int32 // per linked entry: the previous one + 1 in its column
 	ent     []int32 // per linked entry: its index in T
+	// One column's linked entries gathered: index in the column, T_ak.
+	gi []int32
+	gt []float64
 }
 
 // pattern returns the coupled pattern of the current transition,
@@ -65,23 +68,25 @@ func (d *Diffusion) mfChainSparse() {
 		}
 	}
 	for _, k := range cs.touched {
-		hk, base := h[k], cp.pairPtr[k]
+		// The column's entries in excess, in descending column index.
+		gi, gt := cs.gi[:0], cs.gt[:0]
 		for x := cs.head[k]; x != 0; x = cs.next[x-1] {
 			e := cs.ent[x-1]
-			i, ti := int(cp.colIdx[e]), d.opTVal(e)
-			for y := x; y != 0; y = cs.next[y-1] {
-				f := cs.ent[y-1]
-				j, tj := int(cp.colIdx[f]), d.opTVal(f)
-				val[cp.pairPos[base+max(i, j)*(max(i, j)+1)/2+min(i, j)]] += hk * ti * tj
+			gi, gt = append(gi, cp.colIdx[e]), append(gt, d.opVals[e])
+		}
+		cs.gi, cs.gt = gi, gt
+		hk, pairs := h[k], cp.pairPos[cp.pairPtr[k]:cp.pairPtr[k+1]]
+		for x, i := range gi {
+			hti := hk * gt[x]
+			row := int(i) * int(i+1) / 2
+			for y := x; y < len(gi); y++ {
+				val[pairs[row+int(gi[y])]] += hti * gt[y]
 			}
 		}
 		cs.head[k] = 0
 	}
 	cs.touched = cs.touched[:0]
 }
-
-// opTVal returns the value of T's entry e in the bin's operator.
-func (d *Diffusion) opTVal(e int32) float64 { return d.opVals[e] }
 
 // mfContractSparse is mfContract's full mode writing into d.cp.curv: the
 // same sums added in the same order, so both give the same numbers.
