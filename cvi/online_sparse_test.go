@@ -145,3 +145,43 @@ func TestOnlineSparseMatchesDense(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlineSparseAllocsAndState: once warm, a bin of the sparse route
+// and its six-bin forecast allocate nothing (memory stays flat over a long
+// run), and the online state a snapshot stores grows with the products:
+// per product one chain's mean and covariance and its site, no N_p×N_p
+// array.
+func TestOnlineSparseAllocsAndState(t *testing.T) {
+	const np = 200
+	on, bins := cityOnline(t, np, 5)
+	if !on.sparse {
+		t.Fatal("the city does not take the sparse route")
+	}
+	var res BinResult
+	fm, fv := make([]float64, np), make([]float64, np)
+	b := 0
+	step := func() {
+		if err := on.Step(float64(b+1), bins[b%len(bins)], &res); err != nil {
+			t.Fatal(err)
+		}
+		if err := on.ForecastSteps(1, 6, fm, fv, nil, func(int) {}); err != nil {
+			t.Fatal(err)
+		}
+		b++
+	}
+	for b < 40 {
+		step()
+	}
+	if a := testing.AllocsPerRun(20, step); a != 0 {
+		t.Errorf("%v allocations per bin", a)
+	}
+	s := on.Save()
+	floats := len(s.Nat1) + len(s.Nat2)
+	for c := range s.Filter.Mean {
+		floats += len(s.Filter.Mean[c]) + len(s.Filter.Cov[c])
+	}
+	d := len(s.Filter.Mean[0])
+	if want := np * (2 + d + d*d); floats != want || len(s.Filter.Mean) != np {
+		t.Errorf("online state holds %d numbers in %d chains, want %d in %d", floats, len(s.Filter.Mean), want, np)
+	}
+}
