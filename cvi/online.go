@@ -92,6 +92,7 @@ var ErrOnlineNumerics = errors.New("cvi: online step is not finite")
 //
 // An Online is not safe for concurrent use.
 type Online struct {
+	model *filter.Model
 	lik   Likelihood
 	filt  *filter.Online
 	opts  OnlineOptions
@@ -150,7 +151,7 @@ func NewOnline(m *filter.Model, lik Likelihood, opts OnlineOptions) (*Online, er
 		return nil, err
 	}
 	np := m.NumProducts()
-	o := &Online{lik: lik, filt: f, opts: opts, np: np, joint: lik.Joint()}
+	o := &Online{model: m, lik: lik, filt: f, opts: opts, np: np, joint: lik.Joint()}
 	o.indep = m.Independent() && !o.joint
 	w := np
 	if o.joint {
