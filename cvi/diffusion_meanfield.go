@@ -26,6 +26,9 @@ type meanFieldScratch struct {
 	// Sums over the points by excess set (see mfPointGrouped).
 	cdl, cd2l []float64 // Σ c⊙∂log p, Σ c⊙∂²log p
 	pat       patterns
+	// fast: mfPoint takes survivalFast (relative error below 1e-13, as
+	// mfPointGrouped does), for the sparse online route.
+	fast bool
 }
 
 // patterns accumulates, per excess set, the sums of w and h over the
@@ -168,6 +171,7 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 		s.pat.reset(2*rows, np)
 	}
 	wantCurv := curv != nil || mode == mfSparse
+	s.fast = mode == mfSparse
 	sum := d.mfPoints(obs, mean, sd, grad, curv, mode, exact, grouped, rows)
 	if grouped && (grad != nil || wantCurv) {
 		if mode == mfSparse {
@@ -359,7 +363,12 @@ func (d *Diffusion) mfPoint(obs []Obs, f []float64) float64 {
 		case mfCensored:
 			// log Φ((g − u)/σ) = LogSurvival(z), z = (u − g)/σ.
 			z := (obs[k].Supply - g[k]) / sdv
-			logQ, lam, _ := survival(z)
+			var logQ, lam float64
+			if s.fast {
+				logQ, lam, _ = survivalFast(z)
+			} else {
+				logQ, lam, _ = survival(z)
+			}
 			l, dk, d2k = logQ, lam/sdv, -lam*(lam-z)/s2
 		}
 		sum += l
