@@ -29,6 +29,8 @@ type meanFieldScratch struct {
 	// fast: mfPoint takes survivalFast (relative error below 1e-13, as
 	// mfPointGrouped does), for the sparse online route.
 	fast bool
+	// ps2 sums ∂log p/∂σ² over the points (the noise variance's gradient).
+	ps2 float64
 }
 
 // patterns accumulates, per excess set, the sums of w and h over the
@@ -231,6 +233,7 @@ func (d *Diffusion) mfSetup(op diffusion.Operator, obs []Obs, grad, curv []float
 	if exact {
 		clear(s.stein)
 	}
+	s.ps2 = 0
 	return nil
 }
 
@@ -360,6 +363,7 @@ func (d *Diffusion) mfPoint(obs []Obs, f []float64) float64 {
 		case mfGauss:
 			r := obs[k].Y - g[k]
 			l, dk, d2k = d.logNorm-0.5*r*r*inv, r*inv, -inv
+			s.ps2 += -0.5*inv + 0.5*r*r*inv*inv
 		case mfCensored:
 			// log Φ((g − u)/σ) = LogSurvival(z), z = (u − g)/σ.
 			z := (obs[k].Supply - g[k]) / sdv
@@ -370,6 +374,7 @@ func (d *Diffusion) mfPoint(obs []Obs, f []float64) float64 {
 				logQ, lam, _ = survival(z)
 			}
 			l, dk, d2k = logQ, lam/sdv, -lam*(lam-z)/s2
+			s.ps2 += lam * z / (2 * s2)
 		}
 		sum += l
 		dl[k], d2l[k] = dk, d2k
@@ -423,11 +428,13 @@ func (d *Diffusion) mfPointGrouped(obs []Obs, f []float64) float64 {
 		case mfGauss:
 			r := obs[k].Y - g
 			l, dk, d2k = d.logNorm-0.5*r*r*inv, r*inv, -inv
+			s.ps2 += -0.5*inv + 0.5*r*r*inv*inv
 		case mfCensored:
 			// log Φ((g − u)/σ) = LogSurvival(z), z = (u − g)/σ.
 			z := (obs[k].Supply - g) / sdv
 			logQ, lam, _ := survivalFast(z)
 			l, dk, d2k = logQ, lam/sdv, -lam*(lam-z)/s2
+			s.ps2 += lam * z / (2 * s2)
 		}
 		sum += l
 		if !gain {

@@ -185,3 +185,52 @@ func TestOnlineSparseAllocsAndState(t *testing.T) {
 		t.Errorf("online state holds %d numbers in %d chains, want %d in %d", floats, len(s.Filter.Mean), want, np)
 	}
 }
+
+// TestMeanFieldParamGradMatchesDense: with ℓ and π held, a city's noise
+// variance gradient comes from the mean-field route and equals the dense
+// route's (the same points and map) to 1e-12 relative, as do E and the
+// mean derivatives.
+func TestMeanFieldParamGradMatchesDense(t *testing.T) {
+	const np = 100
+	on, bins := cityOnline(t, np, 17)
+	d := on.lik.(*Diffusion)
+	d.HoldParams([]bool{false, true, true})
+	if !d.meanFieldParams() {
+		t.Fatal("the city's parameter gradient does not take the mean-field route")
+	}
+	mean, vars := make([]float64, np), make([]float64, np)
+	for trial, obs := range bins[:3] {
+		for k := range obs {
+			mean[k] = obs[k].Y + 0.3*float64(trial) + 0.5
+			vars[k] = 0.4 + 0.02*float64(k%5)
+		}
+		run := func(dense bool) (float64, []float64, []float64, []float64) {
+			if dense {
+				defer func(n int) { meanFieldParamsMin = n }(meanFieldParamsMin)
+				meanFieldParamsMin = math.MaxInt
+			}
+			g, h, pg := make([]float64, np), make([]float64, np), make([]float64, d.NumParams())
+			e := d.ExpectFused(obs, mean, vars, g, h, pg)
+			return e, g, h, pg
+		}
+		em, gm, hm, pm := run(false)
+		if trial == 0 && len(d.jac) != 0 {
+			t.Fatal("the mean-field route built the dense Jacobian")
+		}
+		ed, gd, hd, pd := run(true)
+		if len(d.jac) != np*np {
+			t.Fatal("the dense route was not taken")
+		}
+		if math.IsNaN(em) || math.Abs(em-ed) > 1e-12*math.Abs(ed) {
+			t.Fatalf("E mean field %v, dense %v", em, ed)
+		}
+		if pd[0] == 0 || math.Abs(pm[0]-pd[0]) > 1e-12*math.Abs(pd[0]) {
+			t.Fatalf("dE/dσ² mean field %v, dense %v", pm[0], pd[0])
+		}
+		for k := 0; k < np; k++ {
+			if math.Abs(gm[k]-gd[k]) > 1e-12*(1+math.Abs(gd[k])) || math.Abs(hm[k]-hd[k]) > 1e-10*(1+math.Abs(hd[k])) {
+				t.Fatalf("product %d: mean field (%v, %v), dense (%v, %v)", k, gm[k], hm[k], gd[k], hd[k])
+			}
+		}
+	}
+}
