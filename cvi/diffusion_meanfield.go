@@ -184,6 +184,9 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 			d.mfContract(grad, curv, mode)
 		}
 	}
+	if mode == mfSparse && !grouped {
+		d.foldSparse()
+	}
 	w := 1 / float64(2*rows)
 	if err := d.mfScale(vars, grad, curv, mode, exact, w); err != nil {
 		return 0, err
@@ -225,6 +228,9 @@ func (d *Diffusion) mfSetup(op diffusion.Operator, obs []Obs, grad, curv []float
 	switch {
 	case mode == mfSparse:
 		clear(d.cp.curv.val)
+		clear(d.cp.diagAcc)
+		clear(d.cp.crossAcc)
+		clear(d.cp.pairAcc)
 	case curv != nil && mode == mfFull:
 		clear(curv[:np*np])
 	case curv != nil:

@@ -15,10 +15,9 @@ type coupledScratch struct {
 	head    []int32 // per column: the last linked entry + 1, 0: none
 	touched []int   // the columns with a list
 	next    []int32 // per linked entry: the previous one + 1 in its column
-	ent     []int32 // per linked entry: its index in T
-	// One column's linked entries gathered: index in the column, T_ak.
+	ent     []int32 // per linked entry: its index in its column
+	// One column's linked entries gathered: their indices in the column.
 	gi []int32
-	gt []float64
 }
 
 // pattern returns the coupled pattern of the current transition,
@@ -34,23 +33,23 @@ func (d *Diffusion) pattern() *coupledPattern {
 }
 
 // mfChainSparse adds one point's Gauss–Newton curvature Jᵀ diag(∂²log p) J
-// into d.cp.curv from what mfPoint left in the scratch: the diagonal
-// c_k·∂²log p_k, the cross terms T_ak·c_k·h_k of each product a in excess,
-// and the excess block Σ_k h_k·T_ak·T_a'k, summed per column k over the
-// pairs of its rows in excess: O(Σ_k |excess ∩ column k|²) per point, where
-// the dense route pairs every two products in excess.
+// from what mfPoint left in the scratch into d.cp's sums: the diagonal
+// c_k·∂²log p_k, the cross terms c_k·h_k of each entry (a, k) of T with a
+// in excess, and for the excess block h_k per pair of column k's rows in
+// excess: O(Σ_k |excess ∩ column k|²) per point, where the dense route
+// pairs every two products in excess. foldSparse multiplies T's entries
+// in once per bin.
 func (d *Diffusion) mfChainSparse() {
 	s, cp, cs := &d.mf, d.cp, &d.cs
 	np := len(s.c)
 	d2l, c, h := d.d2l[:np], s.c[:np], s.h[:np]
-	val := cp.curv.val
+	diag, cross, pairAcc := cp.diagAcc[:np], cp.crossAcc, cp.pairAcc
 	for k, v := range d2l {
-		val[cp.curv.diag(k)] += c[k] * v
+		diag[k] += c[k] * v
 	}
 	cs.next, cs.ent = cs.next[:0], cs.ent[:0]
 	for _, a := range s.exc {
-		cols, vals := s.rowCols[a], s.rowVals[a]
-		vals = vals[:len(cols)]
+		cols := s.rowCols[a]
 		e0 := cp.rowStart[a]
 		for p, k := range cols {
 			hk := h[k]
@@ -58,34 +57,61 @@ func (d *Diffusion) mfChainSparse() {
 				continue
 			}
 			// c_k·h_k vanishes for k in excess.
-			val[cp.posT[e0+p]] += vals[p] * c[k] * hk
+			cross[e0+p] += c[k] * hk
 			if cs.head[k] == 0 {
 				cs.touched = append(cs.touched, k)
 			}
 			cs.next = append(cs.next, cs.head[k])
-			cs.ent = append(cs.ent, int32(e0+p))
+			cs.ent = append(cs.ent, cp.colIdx[e0+p])
 			cs.head[k] = int32(len(cs.ent))
 		}
 	}
 	for _, k := range cs.touched {
 		// The column's entries in excess, in descending column index.
-		gi, gt := cs.gi[:0], cs.gt[:0]
+		gi := cs.gi[:0]
 		for x := cs.head[k]; x != 0; x = cs.next[x-1] {
-			e := cs.ent[x-1]
-			gi, gt = append(gi, cp.colIdx[e]), append(gt, d.opVals[e])
+			gi = append(gi, cs.ent[x-1])
 		}
-		cs.gi, cs.gt = gi, gt
-		hk, pairs := h[k], cp.pairPos[cp.pairPtr[k]:cp.pairPtr[k+1]]
+		cs.gi = gi
+		hk, pairs := h[k], pairAcc[cp.pairPtr[k]:cp.pairPtr[k+1]]
 		for x, i := range gi {
-			hti := hk * gt[x]
-			row := int(i) * int(i+1) / 2
-			for y := x; y < len(gi); y++ {
-				val[pairs[row+int(gi[y])]] += hti * gt[y]
+			row := pairs[int(i)*int(i+1)/2:]
+			for _, j := range gi[x:] {
+				row[j] += hk
 			}
 		}
 		cs.head[k] = 0
 	}
 	cs.touched = cs.touched[:0]
+}
+
+// foldSparse adds the sums of mfChainSparse into d.cp.curv with the bin's
+// T multiplied in: the diagonal as it is, T_ak times each cross sum, and
+// T_ik·T_jk times each pair sum of column k.
+func (d *Diffusion) foldSparse() {
+	cp := d.cp
+	val := cp.curv.val
+	for k, v := range cp.diagAcc {
+		val[cp.curv.diag(k)] += v
+	}
+	for e, v := range cp.crossAcc {
+		if v != 0 {
+			val[cp.posT[e]] += d.opVals[e] * v
+		}
+	}
+	for k := 0; k+1 < len(cp.colPtr); k++ {
+		ents := cp.colEnt[cp.colPtr[k]:cp.colPtr[k+1]]
+		q := cp.pairPtr[k]
+		for i, ei := range ents {
+			ti := d.opVals[ei]
+			for _, ej := range ents[:i+1] {
+				if v := cp.pairAcc[q]; v != 0 {
+					val[cp.pairPos[q]] += ti * d.opVals[ej] * v
+				}
+				q++
+			}
+		}
+	}
 }
 
 // mfContractSparse is mfContract's full mode writing into d.cp.curv: the

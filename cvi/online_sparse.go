@@ -44,8 +44,13 @@ type coupledPattern struct {
 	colIdx   []int32 // per entry of T: its index within its column
 	colPtr   []int   // per column k: its entries' slots in colRow
 	colRow   []int   // the rows of each column, ascending
+	colEnt   []int32 // per column slot: the entry of T
 	pairPtr  []int   // per column: the start of its triangle in pairPos
 	pairPos  []int32 // per column, pair (i >= j) of its entries: the position of (row_i, row_j)
+	// The sums over the points before the bin's T multiplies them in
+	// (Diffusion.mfChainSparse): Σ c·∂²log p per product, Σ c_k·h_k per
+	// entry of T, Σ h_k per pair of a column.
+	diagAcc, crossAcc, pairAcc []float64
 }
 
 // newCoupledPattern builds the pattern of T's structure.
@@ -66,13 +71,14 @@ func newCoupledPattern(t *diffusion.Transition) *coupledPattern {
 	for k := 0; k < n; k++ {
 		p.colPtr[k+1] = p.colPtr[k] + cnt[k+1]
 	}
-	p.colRow, p.colIdx = make([]int, nnz), make([]int32, nnz)
+	p.colRow, p.colIdx, p.colEnt = make([]int, nnz), make([]int32, nnz), make([]int32, nnz)
 	fill := append([]int(nil), p.colPtr[:n]...)
 	for a := 0; a < n; a++ {
 		cols, _ := t.Row(a)
 		for q, k := range cols {
 			p.colIdx[p.rowStart[a]+q] = int32(fill[k] - p.colPtr[k])
 			p.colRow[fill[k]] = a
+			p.colEnt[fill[k]] = int32(p.rowStart[a] + q)
 			fill[k]++
 		}
 	}
@@ -90,6 +96,7 @@ func newCoupledPattern(t *diffusion.Transition) *coupledPattern {
 		p.pairPtr[k+1] = p.pairPtr[k] + c*(c+1)/2
 	}
 	p.pairPos = make([]int32, p.pairPtr[n])
+	p.diagAcc, p.crossAcc, p.pairAcc = make([]float64, n), make([]float64, nnz), make([]float64, p.pairPtr[n])
 	for k := 0; k < n; k++ {
 		rows := p.colRow[p.colPtr[k]:p.colPtr[k+1]]
 		for i, ri := range rows {
