@@ -149,6 +149,9 @@ type Diffusion struct {
 	yv                                  []float64
 	tobit                               *Tobit
 	mf                                  meanFieldScratch
+	cp                                  *coupledPattern // expectCoupledSparse's pattern and curvature
+	cs                                  coupledScratch
+	opVals                              []float64 // the bin operator's entries, in T's order
 	// fixedDiffusion: ℓ and π are held, so their gradients are not needed.
 	fixedDiffusion bool
 }
@@ -267,12 +270,19 @@ func (d *Diffusion) scratch() {
 	for _, p := range []*[]float64{&d.f, &d.g, &d.u, &d.dl, &d.d2l, &d.gf, &d.dge, &d.dgp, &d.l, &d.yv} {
 		*p = make([]float64, np)
 	}
-	d.jac = make([]float64, np*np)
-	d.lfac = make([]float64, np*np)
+	// The dense Jacobian and covariance factor serve full sites only:
+	// diagonal sites keep N_p entries per product set.
+	if !d.diagonal() {
+		d.jac = make([]float64, np*np)
+		d.lfac = make([]float64, np*np)
+	} else {
+		d.lfac = make([]float64, np)
+	}
 	d.delta = make([]float64, np)
 	d.avail = make([]bool, np)
 	d.masked = diffusion.Transition{}
 	d.mf = meanFieldScratch{}
+	d.cp, d.cs, d.opVals = nil, coupledScratch{}, nil
 }
 
 // Worker returns a copy with its own scratch memory that shares the
@@ -286,14 +296,25 @@ func (d *Diffusion) Worker() Likelihood {
 	return &c
 }
 
+// haltonMaxDim is the number of primes gonum's Halton sampler knows: one
+// sequence covers at most that many products.
+const haltonMaxDim = 1000
+
 // normalPoints returns n Owen-scrambled Halton points mapped to N(0, I).
+// Beyond haltonMaxDim products the columns come in blocks of at most
+// haltonMaxDim, each an independently scrambled Halton set (the first
+// block is the set a smaller model gets, so its points do not change).
 func normalPoints(n, dim int, seed uint64) *mat.Dense {
 	if n < 1 {
 		n = 1
 	}
 	u := mat.NewDense(n, dim, nil)
-	q := distmv.NewUnitUniform(dim, rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	samplemv.Halton{Kind: samplemv.Owen, Q: q, Src: rand.NewPCG(seed, 7)}.Sample(u)
+	for j0 := 0; j0 < dim; j0 += haltonMaxDim {
+		j1 := min(dim, j0+haltonMaxDim)
+		s := seed + uint64(j0/haltonMaxDim)*0x6a09e667f3bcc909
+		q := distmv.NewUnitUniform(j1-j0, rand.NewPCG(s, 0x9e3779b97f4a7c15))
+		samplemv.Halton{Kind: samplemv.Owen, Q: q, Src: rand.NewPCG(s, 7)}.Sample(u.Slice(0, n, j0, j1).(*mat.Dense))
+	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < dim; j++ {
 			p := math.Min(math.Max(u.At(i, j), 1e-12), 1-1e-12)

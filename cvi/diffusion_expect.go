@@ -56,9 +56,18 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 	if err != nil {
 		return 0, err
 	}
-	if jp.diag && op.Steps == 1 && pgrad == nil {
+	if jp.diag && op.Steps == 1 && (pgrad == nil || d.meanFieldParams()) {
 		npts, _ := d.z.Dims()
-		return d.expectMeanField(op, obs, mean, P, L[:np], grad, curv, mfDiag, npts)
+		e, err := d.expectMeanField(op, obs, mean, P, L[:np], grad, curv, mfDiag, npts)
+		if err == nil && pgrad != nil {
+			d.addParamGrad(pgrad, 1/float64(2*npts), d.mf.ps2, 0, 0)
+		}
+		return e, err
+	}
+	// The dense Jacobian of the map, built for the first bin that needs it
+	// (diagonal sites need it only for ℓ and π gradients or several steps).
+	if len(d.jac) != np*np {
+		d.jac = make([]float64, np*np)
 	}
 	// Validated once per bin: every point below is finite.
 	if jp.bound, err = op.Prepare(d.u, d.ws); err != nil {
@@ -105,6 +114,19 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 	return jp.sum * w, nil
 }
 
+// meanFieldParamsMin is the number of products from which the mean-field
+// route also gives the parameter gradient when only σ² is learned (ℓ and
+// π held or explicit): its O(N_p + Σ_excess deg) per point replaces the
+// dense route's O(N_p²) Jacobian, which a city cannot afford. Smaller
+// models keep the dense route, whose numbers the paper reproduction pins.
+var meanFieldParamsMin = sparseMinProducts + 1
+
+// meanFieldParams reports whether the mean-field route gives this
+// likelihood's parameter gradient.
+func (d *Diffusion) meanFieldParams() bool {
+	return d.np >= meanFieldParamsMin && !(d.learnable() && !d.fixedDiffusion)
+}
+
 // pointFactor returns the factor L of q's covariance that maps standard
 // normal points to offsets from the mean (L·Lᵀ = P; with diagonal sites
 // the NP standard deviations), after checking the mean and L are finite.
@@ -122,9 +144,9 @@ func (d *Diffusion) pointFactor(mean, P []float64, diag bool) ([]float64, error)
 		if math.IsNaN(m) || math.IsInf(m, 0) {
 			return nil, fmt.Errorf("cvi: %w: the posterior mean is not finite", ErrNumerical)
 		}
-		row := L[a*np : (a+1)*np]
-		if diag {
-			row = L[a : a+1]
+		row := L[a : a+1]
+		if !diag {
+			row = L[a*np : (a+1)*np]
 		}
 		for _, l := range row {
 			if math.IsNaN(l) || math.IsInf(l, 0) {

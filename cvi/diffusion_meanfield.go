@@ -26,6 +26,11 @@ type meanFieldScratch struct {
 	// Sums over the points by excess set (see mfPointGrouped).
 	cdl, cd2l []float64 // Σ c⊙∂log p, Σ c⊙∂²log p
 	pat       patterns
+	// fast: mfPoint takes survivalFast (relative error below 1e-13, as
+	// mfPointGrouped does), for the sparse online route.
+	fast bool
+	// ps2 sums ∂log p/∂σ² over the points (the noise variance's gradient).
+	ps2 float64
 }
 
 // patterns accumulates, per excess set, the sums of w and h over the
@@ -128,8 +133,9 @@ func (s *meanFieldScratch) grow(np int) {
 type mfCurv int
 
 const (
-	mfDiag mfCurv = iota // the N_p diagonal entries (GaussNewton or ExactCurvature)
-	mfFull               // the N_p×N_p Gauss–Newton matrix
+	mfDiag   mfCurv = iota // the N_p diagonal entries (GaussNewton or ExactCurvature)
+	mfFull                 // the N_p×N_p Gauss–Newton matrix
+	mfSparse               // the Gauss–Newton matrix on d.cp's pattern (curv is nil)
 )
 
 // expectMeanField is expectJoint for diagonal sites and one diffusion step
@@ -147,21 +153,58 @@ const (
 // the first rows of the point set are used (a nested, coarser rule when
 // rows is less than all of them). With mfFull, curv receives the whole
 // Gauss–Newton matrix E[Jᵀ diag(∂²log p) J], which the online refinement's
-// Newton step on the means needs.
-// It stays one function: it is the online step's hot loop
-// (BenchmarkOnlineBin), and its point loop, per-excess-set contraction and
-// curvature assembly share a dozen locals that would otherwise travel
-// through the scratch struct.
+// Newton step on the means needs; with mfSparse the same matrix goes to
+// d.cp.curv, on the pattern of T's structure.
 func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars, sd, grad, curv []float64, mode mfCurv, rows int) (float64, error) {
 	np := d.np
 	s := &d.mf
-	s.grow(np)
 	// The full matrix (the online Newton step's) is Gauss–Newton only.
 	exact := curv != nil && mode == mfDiag && d.opts.Curvature == ExactCurvature
+	if err := d.mfSetup(op, obs, grad, curv, mode, exact); err != nil {
+		return 0, err
+	}
+	// Without the exact curvature, whose Stein sums need each point's
+	// offset, the chain rule is linear in the points' ∂log p given their
+	// excess set, so it is summed per set and applied once per set.
+	grouped := !exact && len(s.cand) <= 64
+	if grouped {
+		clear(s.cdl)
+		clear(s.cd2l)
+		s.pat.reset(2*rows, np)
+	}
+	wantCurv := curv != nil || mode == mfSparse
+	s.fast = mode == mfSparse
+	sum := d.mfPoints(obs, mean, sd, grad, curv, mode, exact, grouped, rows)
+	if grouped && (grad != nil || wantCurv) {
+		if mode == mfSparse {
+			if err := d.mfContractSparse(grad); err != nil {
+				return 0, err
+			}
+		} else {
+			d.mfContract(grad, curv, mode)
+		}
+	}
+	if mode == mfSparse && !grouped {
+		d.foldSparse()
+	}
+	w := 1 / float64(2*rows)
+	if err := d.mfScale(vars, grad, curv, mode, exact, w); err != nil {
+		return 0, err
+	}
+	return sum * w, nil
+}
+
+// mfSetup prepares the bin's operator, sorts the products by how they
+// are observed, lists those with finite supply (the only ones that can be
+// in excess) and clears the outputs.
+func (d *Diffusion) mfSetup(op diffusion.Operator, obs []Obs, grad, curv []float64, mode mfCurv, exact bool) error {
+	np := d.np
+	s := &d.mf
+	s.grow(np)
 	// Validated once per bin (supply not NaN or −Inf): every point below
 	// is finite.
 	if _, err := op.Prepare(d.u, d.ws); err != nil {
-		return 0, err
+		return err
 	}
 	T := op.T
 	s.cand = s.cand[:0]
@@ -182,25 +225,28 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	if grad != nil {
 		clear(grad[:np])
 	}
-	cw := np
-	if mode == mfFull {
-		cw = np * np
-	}
-	if curv != nil {
-		clear(curv[:cw])
+	switch {
+	case mode == mfSparse:
+		clear(d.cp.curv.val)
+		clear(d.cp.diagAcc)
+		clear(d.cp.crossAcc)
+		clear(d.cp.pairAcc)
+	case curv != nil && mode == mfFull:
+		clear(curv[:np*np])
+	case curv != nil:
+		clear(curv[:np])
 	}
 	if exact {
 		clear(s.stein)
 	}
-	// Without the exact curvature, whose Stein sums need each point's
-	// offset, the chain rule is linear in the points' ∂log p given their
-	// excess set, so it is summed per set and applied once per set.
-	grouped := !exact && len(s.cand) <= 64
-	if grouped {
-		clear(s.cdl)
-		clear(s.cd2l)
-		s.pat.reset(2*rows, np)
-	}
+	s.ps2 = 0
+	return nil
+}
+
+// mfPoints runs the first rows antithetic pairs of points through the map
+// and the chain rule and returns the sum of their log-likelihoods.
+func (d *Diffusion) mfPoints(obs []Obs, mean, sd, grad, curv []float64, mode mfCurv, exact, grouped bool, rows int) float64 {
+	np := d.np
 	var sum float64
 	delta, f := d.delta[:np], d.f[:np]
 	mean, sd = mean[:np], sd[:np]
@@ -217,45 +263,59 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 			switch {
 			case grouped:
 				sum += d.mfPointGrouped(obs, f)
-			case grad == nil && curv == nil:
+			case grad == nil && curv == nil && mode != mfSparse:
 				sum += d.mfPoint(obs, f)
+			case mode == mfSparse:
+				sum += d.mfPoint(obs, f)
+				d.mfChain(grad, nil, mode, false, sign)
+				d.mfChainSparse()
 			default:
 				sum += d.mfPoint(obs, f)
 				d.mfChain(grad, curv, mode, exact, sign)
 			}
 		}
 	}
-	if grouped && (grad != nil || curv != nil) {
-		d.mfContract(grad, curv, mode)
-	}
-	w := 1 / float64(2*rows)
+	return sum
+}
+
+// mfScale turns the sums over the points into averages (weight w each)
+// and, for the exact curvature, the Stein sums into the curvature.
+func (d *Diffusion) mfScale(vars, grad, curv []float64, mode mfCurv, exact bool, w float64) error {
+	np := d.np
 	if grad != nil {
 		for a := range grad[:np] {
 			grad[a] *= w
 		}
 	}
-	if exact {
+	switch {
+	case exact:
 		// H_aa = E[(f_a − m_a) g_a] / v_a.
 		for a := 0; a < np; a++ {
 			if !(vars[a] > 0) {
-				return 0, errors.New("cvi: exact curvature needs positive variances")
+				return errors.New("cvi: exact curvature needs positive variances")
 			}
-			curv[a] = w * s.stein[a] / vars[a]
+			curv[a] = w * d.mf.stein[a] / vars[a]
 		}
-	} else if curv != nil {
-		for a := range curv[:cw] {
+	case mode == mfSparse:
+		for a := range d.cp.curv.val {
+			d.cp.curv.val[a] *= w
+		}
+	case curv != nil && mode == mfDiag:
+		for a := range curv[:np] {
 			curv[a] *= w
 		}
-		if mode == mfFull {
-			// mfChain fills the lower triangle.
-			for a := 0; a < np; a++ {
-				for b := 0; b < a; b++ {
-					curv[b*np+a] = curv[a*np+b]
-				}
+	case curv != nil:
+		for a := range curv[:np*np] {
+			curv[a] *= w
+		}
+		// mfChain fills the lower triangle.
+		for a := 0; a < np; a++ {
+			for b := 0; b < a; b++ {
+				curv[b*np+a] = curv[a*np+b]
 			}
 		}
 	}
-	return sum * w, nil
+	return nil
 }
 
 // mfPoint maps one point f through the diffusion step as
@@ -309,11 +369,18 @@ func (d *Diffusion) mfPoint(obs []Obs, f []float64) float64 {
 		case mfGauss:
 			r := obs[k].Y - g[k]
 			l, dk, d2k = d.logNorm-0.5*r*r*inv, r*inv, -inv
+			s.ps2 += -0.5*inv + 0.5*r*r*inv*inv
 		case mfCensored:
 			// log Φ((g − u)/σ) = LogSurvival(z), z = (u − g)/σ.
 			z := (obs[k].Supply - g[k]) / sdv
-			logQ, lam, _ := survival(z)
+			var logQ, lam float64
+			if s.fast {
+				logQ, lam, _ = survivalFast(z)
+			} else {
+				logQ, lam, _ = survival(z)
+			}
 			l, dk, d2k = logQ, lam/sdv, -lam*(lam-z)/s2
+			s.ps2 += lam * z / (2 * s2)
 		}
 		sum += l
 		dl[k], d2l[k] = dk, d2k
@@ -367,11 +434,13 @@ func (d *Diffusion) mfPointGrouped(obs []Obs, f []float64) float64 {
 		case mfGauss:
 			r := obs[k].Y - g
 			l, dk, d2k = d.logNorm-0.5*r*r*inv, r*inv, -inv
+			s.ps2 += -0.5*inv + 0.5*r*r*inv*inv
 		case mfCensored:
 			// log Φ((g − u)/σ) = LogSurvival(z), z = (u − g)/σ.
 			z := (obs[k].Supply - g) / sdv
 			logQ, lam, _ := survivalFast(z)
 			l, dk, d2k = logQ, lam/sdv, -lam*(lam-z)/s2
+			s.ps2 += lam * z / (2 * s2)
 		}
 		sum += l
 		if !gain {

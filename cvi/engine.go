@@ -84,9 +84,13 @@ func NewEngine(m *filter.Model, lik Likelihood, data *Data) (*Engine, error) {
 	}
 	e.grad = make([]float64, len(e.bins)*np)
 	e.curv = make([]float64, len(e.bins)*w)
-	e.cov = make([]float64, np*np)
-	e.target = make([]float64, np*np)
-	e.scratch = make([]float64, np*np)
+	if lik.Joint() {
+		// Full sites: a bin's joint covariance and Newton target. Diagonal
+		// sites read the posterior's variances and keep no N_p×N_p array.
+		e.cov = make([]float64, np*np)
+		e.target = make([]float64, np*np)
+		e.scratch = make([]float64, np*np)
+	}
 	return e, nil
 }
 
@@ -345,9 +349,31 @@ func (e *Engine) kl() float64 {
 	np := e.data.NP
 	for i := range e.bins {
 		mean := e.post.Mean[i*np : (i+1)*np]
+		if !e.sites.Full && e.post.Cov == nil {
+			s += expectedLogDiag(e.sites, i, mean, e.post.Var[i*np:(i+1)*np])
+			continue
+		}
 		s += e.sites.ExpectedLog(i, mean, e.binCovFull(i))
 	}
 	return s - e.post.LogLik
+}
+
+// expectedLogDiag is filter.Sites.ExpectedLog for diagonal sites under a
+// posterior with variances v (the same sum in the same order), without
+// laying the variances out as an N_p×N_p matrix.
+func expectedLogDiag(s *filter.Sites, n int, m, v []float64) float64 {
+	l1, l2 := s.Bin(n)
+	var sum float64
+	for k := range m {
+		lam := l2[k]
+		if lam <= 0 {
+			continue
+		}
+		y := l1[k] / lam
+		r := y - m[k]
+		sum += -0.5*log2Pi + 0.5*math.Log(lam) - 0.5*lam*(r*r+v[k])
+	}
+	return sum
 }
 
 // binCovFull returns the joint covariance of bin i (diagonal if the

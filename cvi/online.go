@@ -92,6 +92,7 @@ var ErrOnlineNumerics = errors.New("cvi: online step is not finite")
 //
 // An Online is not safe for concurrent use.
 type Online struct {
+	model *filter.Model
 	lik   Likelihood
 	filt  *filter.Online
 	opts  OnlineOptions
@@ -101,7 +102,8 @@ type Online struct {
 	// predicted and refined covariances are diagonal.
 	indep bool
 	// scratch
-	pm, pc       []float64 // predicted mean, covariance (N_p, N_p²)
+	pm, pc       []float64 // predicted mean, covariance (N_p, N_p²; nil for independent products)
+	pv           []float64 // predicted variances
 	qm, qc, qv   []float64 // refined mean, covariance, variances
 	g, h         []float64 // expectation gradient and curvature
 	l1, l2       []float64 // current site
@@ -113,8 +115,17 @@ type Online struct {
 	mq, vq       []float64 // the evaluated marginal, to measure a step by
 	// Newton steps on the means of independent products: the coupled
 	// curvature, when the likelihood has one, and the system's scratch.
-	coupled    coupledExpecter
-	hf         []float64 // N_p×N_p curvature of the last expectation (haveHF)
+	coupled coupledExpecter
+	hf      []float64 // N_p×N_p curvature of the last expectation (haveHF)
+	// sparse: the curvature is kept on the diffusion graph's pattern and
+	// the Newton system solved by conjugate gradients (more than
+	// sparseMinProducts products): no N_p×N_p array.
+	sparse     bool
+	scoup      sparseCoupledExpecter
+	hs         *symSparse // the last expectation's curvature (haveHF, sparse)
+	newton     sparseNewton
+	obsMask    []bool
+	dg         []float64
 	haveHF     bool
 	coarse     bool // the last expectation took the likelihood's coarse rule
 	idx        []int
@@ -140,30 +151,99 @@ func NewOnline(m *filter.Model, lik Likelihood, opts OnlineOptions) (*Online, er
 		return nil, err
 	}
 	np := m.NumProducts()
-	o := &Online{lik: lik, filt: f, opts: opts, np: np, joint: lik.Joint()}
+	o := &Online{model: m, lik: lik, filt: f, opts: opts, np: np, joint: lik.Joint()}
 	o.indep = m.Independent() && !o.joint
-	if c, ok := lik.(coupledExpecter); ok && o.indep {
-		o.coupled = c
-	}
 	w := np
 	if o.joint {
 		w = np * np
 	}
-	o.pm, o.pc = make([]float64, np), make([]float64, np*np)
-	o.qm, o.qc, o.qv = make([]float64, np), make([]float64, np*np), make([]float64, np)
+	o.pm, o.pv = make([]float64, np), make([]float64, np)
+	o.qm, o.qv = make([]float64, np), make([]float64, np)
 	o.g, o.h = make([]float64, np), make([]float64, w)
 	o.l1, o.l2 = make([]float64, np), make([]float64, w)
-	o.t2, o.psdWork = make([]float64, np*np), make([]float64, max(np*np, 3*np))
 	o.p1, o.p2 = make([]float64, np), make([]float64, w)
-	o.lw, o.plw, o.mwk = make([]float64, np*np), make([]float64, np*np), make([]float64, np*np)
 	o.r = make([]float64, np)
 	o.mq, o.vq = make([]float64, np), make([]float64, np)
-	if o.indep {
-		o.hf, o.idx = make([]float64, np*np), make([]int, np)
-		o.nA, o.nL, o.nb, o.t2v = make([]float64, np*np), make([]float64, np*np), make([]float64, np), make([]float64, np)
+	if !o.indep {
+		o.growJoint()
 	}
 	o.prevObserved = make([]bool, np)
+	o.setCoupling(np > sparseMinProducts)
 	return o, nil
+}
+
+// growJoint allocates the scratch of the refinement of coupled products,
+// which works on the joint marginal.
+func (o *Online) growJoint() {
+	np := o.np
+	o.pc, o.qc = make([]float64, np*np), make([]float64, np*np)
+	o.t2, o.psdWork = make([]float64, np*np), make([]float64, max(np*np, 3*np))
+	o.lw, o.plw, o.mwk = make([]float64, np*np), make([]float64, np*np), make([]float64, np*np)
+}
+
+// sparseMinProducts is the number of independent products above which the
+// online refinement keeps the diffusion's curvature sparse: below it the
+// dense Cholesky solve of the Newton system is as cheap.
+const sparseMinProducts = 64
+
+// sparseCoupledExpecter is a likelihood whose expectation with diagonal
+// sites also gives the Gauss–Newton curvature in the means on a sparse
+// pattern (see Diffusion.expectCoupledSparse).
+type sparseCoupledExpecter interface {
+	expectCoupledSparse(obs []Obs, mean, vars, grad []float64, coarse bool) (float64, *symSparse, bool)
+}
+
+// setCoupling chooses how the Newton step on independent products gets
+// the likelihood's coupling: sparse (curvature on the graph's pattern,
+// conjugate gradients) or dense (N_p×N_p curvature, Cholesky).
+func (o *Online) setCoupling(sparse bool) {
+	np := o.np
+	o.coupled, o.scoup, o.sparse = nil, nil, false
+	o.hf, o.nA, o.nL = nil, nil, nil
+	if !o.indep {
+		return
+	}
+	o.idx, o.nb, o.t2v = make([]int, np), make([]float64, np), make([]float64, np)
+	o.obsMask, o.dg = make([]bool, np), make([]float64, np)
+	if c, ok := o.lik.(sparseCoupledExpecter); ok && sparse {
+		o.scoup, o.sparse = c, true
+		return
+	}
+	if c, ok := o.lik.(coupledExpecter); ok {
+		o.coupled = c
+		o.hf = make([]float64, np*np)
+		o.nA, o.nL = make([]float64, np*np), make([]float64, np*np)
+	}
+}
+
+// predicted reads the filter's predicted marginal into pm, pv (and pc
+// for coupled products) and dst's prediction.
+func (o *Online) predicted(dst *BinResult) {
+	if o.indep {
+		o.filt.MarginalVar(o.pm, o.pv)
+	} else {
+		o.filt.Marginal(o.pm, o.pc)
+		for k := 0; k < o.np; k++ {
+			o.pv[k] = o.pc[k*o.np+k]
+		}
+	}
+	o.grow(dst)
+	copy(dst.PredMean, o.pm)
+	copy(dst.PredVar, o.pv)
+}
+
+// filtered reads the filter's updated marginal into qm, qv and dst.
+func (o *Online) filtered(dst *BinResult) {
+	if o.indep {
+		o.filt.MarginalVar(o.qm, o.qv)
+	} else {
+		o.filt.Marginal(o.qm, o.qc)
+		for k := 0; k < o.np; k++ {
+			o.qv[k] = o.qc[k*o.np+k]
+		}
+	}
+	copy(dst.Mean, o.qm)
+	copy(dst.Var, o.qv)
 }
 
 // Filter returns the underlying Kalman filter (for Save, Restore and
@@ -197,16 +277,12 @@ func (o *Online) Skip(t float64, dst *BinResult) error {
 	if err := o.filt.Advance(t); err != nil {
 		return err
 	}
-	o.filt.Marginal(o.pm, o.pc)
-	o.grow(dst)
+	o.predicted(dst)
 	dst.Time, dst.Steps, dst.Converged, dst.LogLik = t, 0, true, 0
 	clear(dst.Nat1)
 	clear(dst.Nat2)
-	for k := 0; k < o.np; k++ {
-		v := o.pc[k*o.np+k]
-		dst.PredMean[k], dst.PredVar[k] = o.pm[k], v
-		dst.Mean[k], dst.Var[k] = o.pm[k], v
-	}
+	copy(dst.Mean, o.pm)
+	copy(dst.Var, o.pv)
 	if !finite(dst.Mean) || !finite(dst.Var) {
 		_ = o.filt.Restore(saved)
 		return ErrOnlineNumerics
@@ -222,22 +298,15 @@ func (o *Online) Apply(t float64, nat1, nat2 []float64, dst *BinResult) error {
 	if err := o.filt.Advance(t); err != nil {
 		return err
 	}
-	o.filt.Marginal(o.pm, o.pc)
-	o.grow(dst)
+	o.predicted(dst)
 	copy(dst.Nat1, nat1)
 	copy(dst.Nat2, nat2)
-	for k := 0; k < o.np; k++ {
-		dst.PredMean[k], dst.PredVar[k] = o.pm[k], o.pc[k*o.np+k]
-	}
 	ll, err := o.filt.Update(nat1, nat2)
 	if err != nil {
 		_ = o.filt.Restore(saved)
 		return fmt.Errorf("cvi: online update: %w", err)
 	}
-	o.filt.Marginal(o.qm, o.qc)
-	for k := 0; k < o.np; k++ {
-		dst.Mean[k], dst.Var[k] = o.qm[k], o.qc[k*o.np+k]
-	}
+	o.filtered(dst)
 	dst.Time, dst.LogLik, dst.Steps, dst.Converged = t, ll, 0, true
 	if !finite(dst.Mean) || !finite(dst.Var) {
 		_ = o.filt.Restore(saved)
@@ -260,12 +329,7 @@ func (o *Online) grow(dst *BinResult) {
 // undo or damp, move) on one bin; its branches share the loop's state,
 // so it is kept whole to be read against Engine.Converge.
 func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
-	np := o.np
-	o.filt.Marginal(o.pm, o.pc)
-	o.grow(dst)
-	for k := 0; k < np; k++ {
-		dst.PredMean[k], dst.PredVar[k] = o.pm[k], o.pc[k*np+k]
-	}
+	o.predicted(dst)
 	o.initialSite(obs)
 	// The same rules as Engine.Converge, on this bin's local ELBO
 	// E_q[log p(y|f)] − KL(q‖prediction).
@@ -284,7 +348,7 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 		fresh = false
 		// A coarse first step only where full-rule steps can follow it.
 		e := o.expect(obs, steps == 1 && o.opts.Steps >= 3)
-		if math.IsNaN(e) || math.IsInf(e, 0) || !finite(o.g) || !finite(o.h) || (o.haveHF && !finite(o.hf)) {
+		if math.IsNaN(e) || math.IsInf(e, 0) || !finite(o.g) || !finite(o.h) || (o.haveHF && !o.curvFinite()) {
 			return fmt.Errorf("%w: expected log-likelihood %v at t=%v", ErrOnlineNumerics, e, t)
 		}
 		elbo := e - o.kl
@@ -337,10 +401,7 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 	if err != nil {
 		return fmt.Errorf("cvi: online update: %w", err)
 	}
-	o.filt.Marginal(o.qm, o.qc)
-	for k := 0; k < np; k++ {
-		dst.Mean[k], dst.Var[k] = o.qm[k], o.qc[k*np+k]
-	}
+	o.filtered(dst)
 	if !finite(dst.Mean) || !finite(dst.Var) {
 		return ErrOnlineNumerics
 	}
@@ -440,6 +501,18 @@ type coupledExpecter interface {
 // the number of steps per bin as it was.)
 func (o *Online) expect(obs []Obs, first bool) float64 {
 	o.haveHF, o.coarse = false, false
+	if o.scoup != nil {
+		if e, hs, ok := o.scoup.expectCoupledSparse(obs, o.qm, o.qv, o.g, first); ok {
+			if hs == nil {
+				return math.NaN()
+			}
+			for k := range o.h {
+				o.h[k] = hs.val[hs.diag(k)]
+			}
+			o.hs, o.haveHF, o.coarse = hs, true, first
+			return e
+		}
+	}
 	if o.coupled != nil {
 		if e, ok := o.coupled.expectCoupled(obs, o.qm, o.qv, o.g, o.hf, first); ok {
 			np := o.np
@@ -480,6 +553,10 @@ func (o *Online) settled(tol float64) bool {
 // is the one that puts the refined mean at m + Δ. With a diagonal H this
 // is exactly CVI's update. It returns the largest relative change.
 func (o *Online) moveIndep(obs []Obs, beta float64) float64 {
+	if o.sparse || !o.haveHF {
+		// Without coupling the system is diagonal: no N_p×N_p array.
+		return o.moveSparse(obs, beta)
+	}
 	np, floor := o.np, o.opts.CurvatureFloor
 	n := 0
 	for k := 0; k < np; k++ {
@@ -490,7 +567,7 @@ func (o *Online) moveIndep(obs []Obs, beta float64) float64 {
 	}
 	idx, A, b := o.idx[:n], o.nA[:n*n], o.nb[:n]
 	for i, k := range idx {
-		p := o.pc[k*np+k]
+		p := o.pv[k]
 		t2 := math.Max(-o.h[k], floor)
 		o.t2v[k] = t2
 		for j, kj := range idx[:i] {
@@ -517,7 +594,7 @@ func (o *Online) moveIndep(obs []Obs, beta float64) float64 {
 	for k := 0; k < np; k++ {
 		var t1, t2 float64
 		if i < n && idx[i] == k {
-			p := o.pc[k*np+k]
+			p := o.pv[k]
 			t2 = o.t2v[k]
 			t1 = (o.qm[k]+b[i])*(1/p+t2) - o.pm[k]/p
 			i++
@@ -545,111 +622,23 @@ func backSolve(l, x []float64, n int) {
 // the current site, q ∝ N(pm, pc)·t(f), into qm, qc and qv. With Λ = L·Lᵀ
 // it uses S = P − P·L·M⁻¹·Lᵀ·P, M = I + Lᵀ·P·L, which needs no inverse of
 // the (possibly near-singular) predicted covariance P.
-// It stays one function: it is the online step's inner loop
-// (BenchmarkOnlineBin), with one branch per site structure (per-product
-// scalars, diagonal, full) sharing the prediction and scratch locals.
 func (o *Online) refined() error {
 	if o.indep {
 		return o.refinedIndep()
 	}
-	np := o.np
-	P := o.pc
-	// L: columns √λ·e_k for diagonal sites, V·√max(e, 0) for full ones.
-	clear(o.lw)
-	nl := 0
-	if !o.joint {
-		for k := 0; k < np; k++ {
-			if o.l2[k] > 0 {
-				o.lw[k*np+nl] = math.Sqrt(o.l2[k])
-				nl++
-			}
-		}
-	} else if anyNonZero(o.l2) {
-		if !linalg.CholeskySym(o.mwk, o.l2, np) {
-			vals, vecs, err := eigenScaled(o.l2, np, 1)
-			if err != nil {
-				return fmt.Errorf("cvi: online site: %w", err)
-			}
-			for c, v := range vals {
-				if v <= 0 {
-					continue
-				}
-				s := math.Sqrt(v)
-				for a := 0; a < np; a++ {
-					o.lw[a*np+nl] = vecs.At(a, c) * s
-				}
-				nl++
-			}
-		} else {
-			copy(o.lw, o.mwk)
-			nl = np
-		}
+	nl, err := o.siteFactor()
+	if err != nil {
+		return err
 	}
-	// r = λ₁ − Λ·pm
-	for a := 0; a < np; a++ {
-		r := o.l1[a]
-		if o.joint {
-			for b := 0; b < np; b++ {
-				r -= o.l2[a*np+b] * o.pm[b]
-			}
-		} else {
-			r -= o.l2[a] * o.pm[a]
-		}
-		o.r[a] = r
-	}
-	copy(o.qc, P)
+	o.siteResidual()
+	copy(o.qc, o.pc)
 	if nl > 0 {
-		// PL = P·L (np×nl, stride np)
-		for a := 0; a < np; a++ {
-			for c := 0; c < nl; c++ {
-				var s float64
-				for b := 0; b < np; b++ {
-					s += P[a*np+b] * o.lw[b*np+c]
-				}
-				o.plw[a*np+c] = s
-			}
-		}
-		// M = I + Lᵀ·P·L (nl×nl, stride nl), then its Cholesky in place.
-		m := o.psdWork[:nl*nl]
-		for c := 0; c < nl; c++ {
-			for d := 0; d < nl; d++ {
-				var s float64
-				for b := 0; b < np; b++ {
-					s += o.lw[b*np+c] * o.plw[b*np+d]
-				}
-				if c == d {
-					s++
-				}
-				m[c*nl+d] = s
-			}
-		}
-		lm := o.t2[:nl*nl]
-		if !linalg.CholeskySym(lm, m, nl) {
-			return fmt.Errorf("%w: site system not positive definite", ErrOnlineNumerics)
-		}
-		// W = Lm⁻¹·(PL)ᵀ column by column of PLᵀ; S −= Wᵀ·W.
-		w := o.mwk[:nl*np]
-		for a := 0; a < np; a++ {
-			for c := 0; c < nl; c++ {
-				s := o.plw[a*np+c]
-				for d := 0; d < c; d++ {
-					s -= lm[c*nl+d] * w[d*np+a]
-				}
-				w[c*np+a] = s / lm[c*nl+c]
-			}
-		}
-		for a := 0; a < np; a++ {
-			for b := 0; b <= a; b++ {
-				var s float64
-				for c := 0; c < nl; c++ {
-					s += w[c*np+a] * w[c*np+b]
-				}
-				v := o.qc[a*np+b] - s
-				o.qc[a*np+b], o.qc[b*np+a] = v, v
-			}
+		if err := o.subtractSite(nl); err != nil {
+			return err
 		}
 	}
 	// δ = m − pm = S·r
+	np := o.np
 	var dr float64
 	for a := 0; a < np; a++ {
 		var s float64
@@ -670,6 +659,119 @@ func (o *Online) refined() error {
 	return nil
 }
 
+// siteFactor writes the columns of a square root L of the site precision
+// Λ into lw (stride N_p) and returns their number: √λ·e_k for diagonal
+// sites, the Cholesky factor or V·√max(e, 0) for full ones.
+func (o *Online) siteFactor() (int, error) {
+	np := o.np
+	clear(o.lw)
+	nl := 0
+	if !o.joint {
+		for k := 0; k < np; k++ {
+			if o.l2[k] > 0 {
+				o.lw[k*np+nl] = math.Sqrt(o.l2[k])
+				nl++
+			}
+		}
+		return nl, nil
+	}
+	if !anyNonZero(o.l2) {
+		return 0, nil
+	}
+	if linalg.CholeskySym(o.mwk, o.l2, np) {
+		copy(o.lw, o.mwk)
+		return np, nil
+	}
+	vals, vecs, err := eigenScaled(o.l2, np, 1)
+	if err != nil {
+		return 0, fmt.Errorf("cvi: online site: %w", err)
+	}
+	for c, v := range vals {
+		if v <= 0 {
+			continue
+		}
+		s := math.Sqrt(v)
+		for a := 0; a < np; a++ {
+			o.lw[a*np+nl] = vecs.At(a, c) * s
+		}
+		nl++
+	}
+	return nl, nil
+}
+
+// siteResidual writes r = λ₁ − Λ·pm.
+func (o *Online) siteResidual() {
+	np := o.np
+	for a := 0; a < np; a++ {
+		r := o.l1[a]
+		if o.joint {
+			for b := 0; b < np; b++ {
+				r -= o.l2[a*np+b] * o.pm[b]
+			}
+		} else {
+			r -= o.l2[a] * o.pm[a]
+		}
+		o.r[a] = r
+	}
+}
+
+// subtractSite subtracts P·L·M⁻¹·Lᵀ·P from qc (which holds P), leaving
+// the Cholesky factor of M = I + Lᵀ·P·L in t2 and P·L in plw for klTerm.
+func (o *Online) subtractSite(nl int) error {
+	np := o.np
+	P := o.pc
+	// PL = P·L (np×nl, stride np)
+	for a := 0; a < np; a++ {
+		for c := 0; c < nl; c++ {
+			var s float64
+			for b := 0; b < np; b++ {
+				s += P[a*np+b] * o.lw[b*np+c]
+			}
+			o.plw[a*np+c] = s
+		}
+	}
+	// M = I + Lᵀ·P·L (nl×nl, stride nl), then its Cholesky in place.
+	m := o.psdWork[:nl*nl]
+	for c := 0; c < nl; c++ {
+		for d := 0; d < nl; d++ {
+			var s float64
+			for b := 0; b < np; b++ {
+				s += o.lw[b*np+c] * o.plw[b*np+d]
+			}
+			if c == d {
+				s++
+			}
+			m[c*nl+d] = s
+		}
+	}
+	lm := o.t2[:nl*nl]
+	if !linalg.CholeskySym(lm, m, nl) {
+		return fmt.Errorf("%w: site system not positive definite", ErrOnlineNumerics)
+	}
+	// W = Lm⁻¹·(PL)ᵀ column by column of PLᵀ; S −= Wᵀ·W.
+	w := o.mwk[:nl*np]
+	for a := 0; a < np; a++ {
+		for c := 0; c < nl; c++ {
+			s := o.plw[a*np+c]
+			for d := 0; d < c; d++ {
+				s -= lm[c*nl+d] * w[d*np+a]
+			}
+			w[c*np+a] = s / lm[c*nl+c]
+		}
+	}
+	for a := 0; a < np; a++ {
+		for b := 0; b <= a; b++ {
+			var s float64
+			for c := 0; c < nl; c++ {
+				s += w[c*np+a] * w[c*np+b]
+			}
+			v := o.qc[a*np+b] - s
+			o.qc[a*np+b], o.qc[b*np+a] = v, v
+		}
+	}
+	return nil
+}
+
 // refinedIndep is refined for independent products: per product, with
 // prediction N(pm, p) and site (λ₁, λ₂), M = 1 + p·λ₂, the refined
 // variance is p/M and the mean pm + (p/M)·(λ₁ − λ₂·pm). qc is not written.
@@ -677,7 +779,7 @@ func (o *Online) refinedIndep() error {
 	np := o.np
 	var kl float64
 	for k := 0; k < np; k++ {
-		p := o.pc[k*np+k]
+		p := o.pv[k]
 		l2 := o.l2[k]
 		r := o.l1[k] - l2*o.pm[k]
 		x := p * math.Max(l2, 0) // as refined: a negative precision adds none
@@ -744,8 +846,12 @@ func forwardSolve(l, x []float64, n int) {
 
 // Forecast writes the predictive mean and variances of f at time t (later
 // than the current bin) without changing the state; cov is N_p×N_p
-// scratch.
+// scratch for coupled products (nil: the filter's own) and not used for
+// independent ones, which are forecast per product.
 func (o *Online) Forecast(t float64, mean, vars, cov []float64) error {
+	if o.indep || cov == nil {
+		return o.filt.ForecastVar(t, mean, vars)
+	}
 	if err := o.filt.Forecast(t, mean, cov); err != nil {
 		return err
 	}
@@ -757,8 +863,11 @@ func (o *Online) Forecast(t float64, mean, vars, cov []float64) error {
 
 // ForecastSteps writes the predictive mean and variances of f at 1, …, n
 // steps of dt after the current bin and calls fn after each (see
-// filter.Online.ForecastSteps); cov is N_p×N_p scratch.
+// filter.Online.ForecastSteps); cov is as in Forecast.
 func (o *Online) ForecastSteps(dt float64, n int, mean, vars, cov []float64, fn func(h int)) error {
+	if o.indep || cov == nil {
+		return o.filt.ForecastStepsVar(dt, n, mean, vars, fn)
+	}
 	return o.filt.ForecastSteps(dt, n, mean, cov, func(h int) {
 		for k := 0; k < o.np; k++ {
 			vars[k] = cov[k*o.np+k]
@@ -783,4 +892,53 @@ func finite(v []float64) bool {
 		}
 	}
 	return true
+}
+
+// curvFinite reports whether the last expectation's coupled curvature is
+// finite.
+func (o *Online) curvFinite() bool {
+	if o.sparse {
+		return finite(o.hs.val)
+	}
+	return finite(o.hf)
+}
+
+// moveSparse is moveIndep with the curvature on the diffusion graph's
+// pattern (or none): the same Newton system, A = diag(1/p + t2) − offdiag(H) over
+// the observed products, solved by conjugate gradients (falling back to
+// the diagonal, as the dense route does when Cholesky fails).
+func (o *Online) moveSparse(obs []Obs, beta float64) float64 {
+	floor := o.opts.CurvatureFloor
+	b := o.nb
+	for k := 0; k < o.np; k++ {
+		o.obsMask[k] = !math.IsNaN(obs[k].Y)
+		b[k], o.dg[k] = 0, 1
+		if !o.obsMask[k] {
+			continue
+		}
+		p := o.pv[k]
+		t2 := math.Max(-o.h[k], floor)
+		o.t2v[k] = t2
+		o.dg[k] = 1/p + t2
+		b[k] = o.g[k] - (o.qm[k]-o.pm[k])/p
+	}
+	if !o.haveHF || !o.newton.solve(o.hs, o.dg, b, o.obsMask) {
+		for k := range b {
+			b[k] /= o.dg[k]
+		}
+	}
+	var change float64
+	for k := 0; k < o.np; k++ {
+		var t1, t2 float64
+		if o.obsMask[k] {
+			p := o.pv[k]
+			t2 = o.t2v[k]
+			t1 = (o.qm[k]+b[k])*(1/p+t2) - o.pm[k]/p
+		}
+		n1 := (1-beta)*o.l1[k] + beta*t1
+		n2 := (1-beta)*o.l2[k] + beta*t2
+		change = math.Max(change, math.Max(relChange(o.l1[k], n1), relChange(o.l2[k], n2)))
+		o.l1[k], o.l2[k] = n1, n2
+	}
+	return change
 }

@@ -35,6 +35,7 @@ func BenchmarkOnlineBin(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchOnlineCity(b)
 	for _, kind := range []string{"Indep10", "ST10"} {
 		for _, sites := range []Sites{DiagonalSites, FullSites} {
 			for _, points := range []int{16, 64} {
@@ -94,4 +95,87 @@ func BenchmarkOnlineBin(b *testing.B) {
 			}
 		}
 	}
+}
+
+// benchOnlineCity times the daemon's per-bin work for a city (the
+// BenchmarkOnlineBin/City cases), one op = one bin: predict, local CVI refinement with the diffusion likelihood
+// (diagonal sites, 64 points) over an 8-nearest-neighbour graph of hubs
+// on a jittered 250 m grid, update and a 6-bin forecast. The product
+// kernel is Independent over Matérn-3/2 + Periodic 24 h, so the per-bin
+// cost should be linear in the number of products. Besides the wall clock
+// it reports the process's CPU time per bin and product (cpu-ns/product).
+func benchOnlineCity(b *testing.B) {
+	for _, np := range []int{500, 2000} {
+		b.Run(fmt.Sprintf("City%d", np), func(b *testing.B) {
+			on, bins := cityOnline(b, np, 7)
+			var res BinResult
+			fm, fv := make([]float64, np), make([]float64, np)
+			steps := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := processCPU()
+			for i := 0; i < b.N; i++ {
+				t := float64(i + 1)
+				if err := on.Step(t, bins[i%len(bins)], &res); err != nil {
+					b.Fatal(err)
+				}
+				if err := on.ForecastSteps(1, 6, fm, fv, nil, func(int) {}); err != nil {
+					b.Fatal(err)
+				}
+				steps += res.Steps
+			}
+			cpu := processCPU() - cpu0
+			b.ReportMetric(float64(steps)/float64(b.N), "cvi-steps/bin")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(np), "ns/product")
+			// CPU time (the process's, GC included) per bin and product: on a
+			// shared machine the wall clock also counts other jobs' turns.
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(np), "cpu-ns/product")
+		})
+	}
+}
+
+// cityOnline returns the online inference of a city of np hubs on a
+// jittered 250 m grid with an 8-nearest-neighbour diffusion graph and
+// diagonal sites, and 64 bins of hourly demand around 5 with a third of
+// the hubs stocked out.
+func cityOnline(tb testing.TB, np int, seed uint64) (*Online, [][]Obs) {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	side := int(math.Ceil(math.Sqrt(float64(np))))
+	feats := make([][]float64, np)
+	for k := range feats {
+		feats[k] = []float64{250*float64(k%side) + 50*rng.NormFloat64(), 250*float64(k/side) + 50*rng.NormFloat64()}
+	}
+	graph, err := diffusion.NewGraph(feats, diffusion.GraphOptions{K: 8})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m32, _ := kernel.NewMatern32(4, 24)
+	per, _ := kernel.NewPeriodic(2, 1, 24, 3)
+	temporal, _ := kernel.NewSum(m32, per)
+	m, err := filter.NewModel(temporal, nil, nil, np)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lik, err := NewDiffusion(DiffusionOptions{Graph: graph, Lengthscale: 300, Sink: 0.2, Variance: 1, Sites: DiagonalSites})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	on, err := NewOnline(m, lik, DefaultOnlineOptions())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bins := make([][]Obs, 64)
+	for i := range bins {
+		bins[i] = make([]Obs, np)
+		for k := range bins[i] {
+			y := math.Max(0, 5+2*rng.NormFloat64())
+			o := Obs{Y: y, Supply: math.Inf(1)}
+			if k%3 == 0 {
+				o.Supply = math.Floor(y * 0.7)
+				o.Y, o.Censored = o.Supply, true
+			}
+			bins[i][k] = o
+		}
+	}
+	return on, bins
 }

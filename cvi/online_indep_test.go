@@ -24,12 +24,14 @@ func TestRefinedIndepMatchesGeneral(t *testing.T) {
 	if !o.indep {
 		t.Fatal("independent model with diagonal sites not recognised")
 	}
+	o.growJoint() // the general refinement's scratch
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 20; trial++ {
 		clear(o.pc)
 		for a := 0; a < np; a++ {
 			o.pm[a] = rng.NormFloat64()
-			o.pc[a*np+a] = 0.1 + rng.Float64()
+			o.pv[a] = 0.1 + rng.Float64()
+			o.pc[a*np+a] = o.pv[a]
 			o.l1[a] = rng.NormFloat64() * 3
 			o.l2[a] = math.Exp(3 * rng.NormFloat64())
 		}

@@ -68,7 +68,7 @@ func TestOnlineNewtonFixedPoint(t *testing.T) {
 			if math.IsNaN(obs[k].Y) {
 				continue
 			}
-			sd, p := math.Sqrt(on.qv[k]), on.pc[k*np+k]
+			sd, p := math.Sqrt(on.qv[k]), on.pv[k]
 			if r := (g[k] - (on.qm[k]-on.pm[k])/p) * on.qv[k]; math.Abs(r) > 1e-3*sd {
 				t.Fatalf("bin %d product %d (Newton: %v): not stationary in the mean (%.3g sd)", b, k, on.coupled != nil, r/sd)
 			}
@@ -84,8 +84,7 @@ func TestOnlineNewtonFixedPoint(t *testing.T) {
 		if err := on.filt.Advance(c.data.Times[b]); err != nil {
 			t.Fatal(err)
 		}
-		on.filt.Marginal(on.pm, on.pc)
-		on.grow(&res)
+		on.predicted(&res)
 		on.initialSite(obs)
 		copy(start1, on.l1)
 		copy(start2, on.l2)

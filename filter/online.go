@@ -43,6 +43,8 @@ type Online struct {
 	hj     [][]int
 	hv     [][]float64
 	mu, pu []float64
+	cov    []float64    // MarginalVar's and ForecastVar's scratch (coupled chains)
+	fc     forecastRows // ForecastStepsVar's rows (scalar chains)
 }
 
 // NewOnline returns a filter at the prior of model m, before any bin, or,
@@ -105,8 +107,14 @@ func (o *Online) reset() {
 		}
 		o.work[c].grow(o.copies, d, rmax)
 	}
-	o.obs.grow(o.model)
-	o.mu, o.pu = linalg.Resize(o.mu, o.model.np), linalg.Resize(o.pu, o.model.np*o.model.np)
+	if o.scalar() {
+		// Scalar chains read only each product's measurement row: the
+		// whitening scratch of a coupled update (N_p × state) is not built.
+		o.obs.rows = scalarRows(o.model, o.obs.rows)
+	} else {
+		o.obs.grow(o.model)
+		o.mu, o.pu = linalg.Resize(o.mu, o.model.np), linalg.Resize(o.pu, o.model.np*o.model.np)
+	}
 	if o.scalar() {
 		o.ha, o.hqh = make([][]float64, nc), make([]float64, nc)
 		o.hj, o.hv = make([][]int, nc), make([][]float64, nc)

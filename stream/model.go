@@ -63,6 +63,9 @@ func buildModel(prods *csvio.Products, m *ModelConfig) (*spec.Built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
+	if err := checkCoupledSize(sum.NP, !b.Model.Independent(), b.Lik.Joint()); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 

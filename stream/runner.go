@@ -126,7 +126,9 @@ func NewRunner(c *Config, m ModelConfig, sink Sink, log zerolog.Logger, met *Met
 		return nil, err
 	}
 	np := len(prods.Names)
-	r.fm, r.fv, r.fc = make([]float64, np), make([]float64, np), make([]float64, np*np)
+	// r.fc stays nil: the online path forecasts independent products one
+	// by one and keeps its own scratch for coupled ones.
+	r.fm, r.fv = make([]float64, np), make([]float64, np)
 	r.publishView(nil)
 	return r, nil
 }

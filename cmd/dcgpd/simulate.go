@@ -20,10 +20,18 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	seed := fs.Uint64("seed", 1, "seed")
 	hubs := fs.Int("hubs", 6, "number of hubs")
 	days := fs.Int("days", 28, "days of hourly data")
+	spacing := fs.Float64("spacing", 0, "lay out a city: metres of spacing per hub (the area grows with --hubs); 0: one 800 m disc")
+	city := fs.Bool("city", false, "lay out a city with hubs about 300 m apart (--spacing 300)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	ds, err := simulateCluster(*seed, *hubs, *days)
+	if *city && *spacing == 0 {
+		*spacing = citySpacingM
+	}
+	if !(*spacing >= 0) || math.IsInf(*spacing, 0) {
+		return fmt.Errorf("simulate: --spacing %v must be finite and >= 0", *spacing)
+	}
+	ds, err := simulateLayout(*seed, *hubs, *days, *spacing)
 	if err != nil {
 		return err
 	}
@@ -31,13 +39,25 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %d hubs × %d hours to %s (obs.csv, products.csv, truth.csv)\n", len(ds.Products), len(ds.Train.Times)+len(ds.Test.Times), *dir)
+	if *spacing > 0 {
+		fmt.Fprintf(stdout, "a city: products.csv holds x, y in metres; model it as one graph with a sparse neighbourhood (neighbours = 8)\n")
+	}
 	return nil
 }
 
+// citySpacingM is --city's spacing: about a bike-share city's hub density.
+const citySpacingM = 300
+
 // simulateCluster draws the demo's bike-share cluster.
 func simulateCluster(seed uint64, hubs, days int) (*synth.Dataset, error) {
+	return simulateLayout(seed, hubs, days, 0)
+}
+
+// simulateLayout draws a bike-share cluster, or a city of hubs with
+// spacingM > 0.
+func simulateLayout(seed uint64, hubs, days int, spacingM float64) (*synth.Dataset, error) {
 	cfg := synth.DefaultClusterConfig()
-	cfg.Hubs, cfg.Days = hubs, days
+	cfg.Hubs, cfg.Days, cfg.SpacingM = hubs, days, spacingM
 	return synth.Cluster(seed, cfg)
 }
 

@@ -41,6 +41,11 @@ type ClusterConfig struct {
 	RadiusM float64
 	// MinSepM is the minimum distance between hubs in metres (default 150).
 	MinSepM float64
+	// SpacingM > 0 lays out a city: the disc grows to give each hub
+	// SpacingM² square metres on average, radius max(RadiusM,
+	// SpacingM·√(Hubs/π)) (0, the default: the fixed disc, which holds a few
+	// dozen hubs 150 m apart).
+	SpacingM float64
 	// LevelLow, LevelHigh bound each hub's mean pickups per hour, drawn
 	// uniformly (default 3, 12).
 	LevelLow, LevelHigh float64
@@ -91,7 +96,7 @@ func (c ClusterConfig) validate() error {
 		return fmt.Errorf("synth: cluster needs at least one hub, got %d", c.Hubs)
 	case c.Days < 1:
 		return fmt.Errorf("synth: cluster needs at least one day, got %d", c.Days)
-	case !(c.RadiusM > 0) || !(c.MinSepM >= 0):
+	case !(c.RadiusM > 0) || !(c.MinSepM >= 0) || !(c.SpacingM >= 0) || math.IsInf(c.SpacingM, 1):
 		return fmt.Errorf("synth: cluster radius %v / separation %v invalid", c.RadiusM, c.MinSepM)
 	case !(c.LevelLow > 0 && c.LevelHigh >= c.LevelLow):
 		return fmt.Errorf("synth: cluster level range [%v, %v] invalid", c.LevelLow, c.LevelHigh)
@@ -126,7 +131,7 @@ func Cluster(seed uint64, cfg ClusterConfig) (*Dataset, error) {
 		return nil, err
 	}
 	np, n := cfg.Hubs, 24*cfg.Days
-	features, err := placeHubs(newRNG(seed, streamLocations), np, cfg.RadiusM, cfg.MinSepM)
+	features, err := placeHubs(newRNG(seed, streamLocations), np, cfg.Radius(), cfg.MinSepM)
 	if err != nil {
 		return nil, err
 	}
@@ -178,13 +183,22 @@ func Cluster(seed uint64, cfg ClusterConfig) (*Dataset, error) {
 	}, nil
 }
 
+// Radius returns the radius of the disc the hubs are placed in: RadiusM,
+// grown with the number of hubs when SpacingM is set.
+func (c ClusterConfig) Radius() float64 {
+	if c.SpacingM > 0 {
+		return math.Max(c.RadiusM, c.SpacingM*math.Sqrt(float64(c.Hubs)/math.Pi))
+	}
+	return c.RadiusM
+}
+
 // placeHubs draws np points uniformly in a disc, at least minSep apart.
 func placeHubs(r *rand.Rand, np int, radius, minSep float64) ([][]float64, error) {
 	const maxTries = 100000
 	out := make([][]float64, 0, np)
 	for try := 0; len(out) < np; try++ {
 		if try == maxTries {
-			return nil, fmt.Errorf("synth: cannot place %d hubs %v m apart in a %v m disc", np, minSep, radius)
+			return nil, fmt.Errorf("synth: cannot place %d hubs %v m apart in a %v m disc (a city needs a spacing: SpacingM, dcgpd simulate --city)", np, minSep, radius)
 		}
 		rho := radius * math.Sqrt(r.Float64())
 		phi := 2 * math.Pi * r.Float64()

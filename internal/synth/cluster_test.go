@@ -131,3 +131,36 @@ func TestMatern32Path(t *testing.T) {
 		t.Fatalf("variance %v (want 2), lag-1 corr %v (want %v)", v, c/v, matern32(1, 1, 10))
 	}
 }
+
+// TestClusterCity: with SpacingM the disc grows with the number of hubs,
+// so hundreds of hubs fit where the fixed 800 m disc refuses them, every
+// two at least MinSepM apart and with about SpacingM² each.
+func TestClusterCity(t *testing.T) {
+	cfg := DefaultClusterConfig()
+	cfg.Hubs, cfg.Days = 400, 1
+	if _, err := Cluster(1, cfg); err == nil {
+		t.Fatal("400 hubs fit the fixed 800 m disc 150 m apart")
+	}
+	cfg.SpacingM = 300
+	ds, err := Cluster(1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Features) != 400 {
+		t.Fatalf("%d hubs", len(ds.Features))
+	}
+	r := cfg.Radius()
+	if want := 300 * math.Sqrt(400/math.Pi); math.Abs(r-want) > 1e-9*want {
+		t.Fatalf("radius %v, want %v", r, want)
+	}
+	for i, p := range ds.Features {
+		if math.Hypot(p[0], p[1]) > r {
+			t.Fatalf("hub %d outside the disc", i)
+		}
+		for j, q := range ds.Features[:i] {
+			if d := math.Sqrt(sqDist(p, q)); d < cfg.MinSepM {
+				t.Fatalf("hubs %d and %d %v m apart", i, j, d)
+			}
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package cvi
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/dcgpd/dcgpd/filter"
+)
+
+// BenchmarkResmoothCity times the daemon's re-smooth of a window of hourly
+// bins at city size, one op = one re-smooth: batch CVI over the window
+// (Converge(1, 1e-9, 500), the daemon's call) with the diffusion likelihood
+// (diagonal sites, 8-nearest-neighbour graph), warm-started from the
+// online path's sites as the daemon does, and the smoothed marginals, on
+// all cores (the engine evaluates bins in parallel). The online pass that
+// gives the warm start is not timed.
+// City2000/bins=168 is the size; run it alone:
+//
+//	go test -run XXX -bench 'ResmoothCity/City2000' -benchtime 1x -benchmem ./cvi/
+func BenchmarkResmoothCity(b *testing.B) {
+	for _, c := range []struct{ np, bins int }{{500, 48}, {2000, 168}} {
+		b.Run(fmt.Sprintf("City%d/bins=%d", c.np, c.bins), func(b *testing.B) {
+			on, bins := cityOnline(b, c.np, 9)
+			m, lik := on.model, on.lik
+			data := &Data{NP: c.np, Times: make([]float64, c.bins)}
+			warm := filter.NewSites(c.bins, c.np, false)
+			var res BinResult
+			for i := range data.Times {
+				data.Times[i] = float64(i)
+				obs := bins[i%len(bins)]
+				data.Obs = append(data.Obs, obs...)
+				if err := on.Step(data.Times[i], obs, &res); err != nil {
+					b.Fatal(err)
+				}
+				l1, l2 := warm.Bin(i)
+				copy(l1, res.Nat1)
+				copy(l2, res.Nat2)
+			}
+			iters := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				e, err := NewEngine(m, lik, data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := e.SetSites(warm); err != nil {
+					b.Fatal(err)
+				}
+				n, _, err := e.Converge(1, 1e-9, 500)
+				if err != nil {
+					b.Fatal(err)
+				}
+				iters += n
+				var post filter.Posterior
+				if err := e.PredictAll(&post); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(iters)/float64(b.N), "cvi-iters")
+		})
+	}
+}

@@ -1,0 +1,254 @@
+package cvi
+
+import (
+	"math"
+	"slices"
+
+	"github.com/dcgpd/dcgpd/diffusion"
+)
+
+// symSparse is a symmetric N×N matrix with a fixed sparsity pattern: its
+// lower triangle, diagonal included, in compressed sparse rows with the
+// columns of each row ascending (so the diagonal is each row's last entry).
+type symSparse struct {
+	n      int
+	rowPtr []int
+	col    []int
+	val    []float64
+}
+
+// find returns the position of entry (i, j), i >= j, or -1 when it is not
+// in the pattern.
+func (s *symSparse) find(i, j int) int {
+	lo, hi := s.rowPtr[i], s.rowPtr[i+1]
+	if p, ok := slices.BinarySearch(s.col[lo:hi], j); ok {
+		return lo + p
+	}
+	return -1
+}
+
+// diag returns the position of entry (i, i).
+func (s *symSparse) diag(i int) int { return s.rowPtr[i+1] - 1 }
+
+// coupledPattern is where the mean-field diffusion expectation's
+// Gauss–Newton curvature can be non-zero, and where each term of its
+// chain rule lands (see Diffusion.mfChainSparse): (a, b) is in the
+// pattern when a = b, T_ab ≠ 0 or T_ba ≠ 0 (a cross term), or rows a and
+// b of T share a column (the excess block). It depends on T's structure
+// only, which masking keeps, so one pattern serves every bin.
+type coupledPattern struct {
+	src      *diffusion.Transition // the transition whose structure it is
+	curv     symSparse
+	rowStart []int   // per row of T: the index of its first entry
+	posT     []int32 // per entry (a, k) of T: the position of (max, min)
+	colIdx   []int32 // per entry of T: its index within its column
+	colPtr   []int   // per column k: its entries' slots in colRow
+	colRow   []int   // the rows of each column, ascending
+	colEnt   []int32 // per column slot: the entry of T
+	pairPtr  []int   // per column: the start of its triangle in pairPos
+	pairPos  []int32 // per column, pair (i >= j) of its entries: the position of (row_i, row_j)
+	// The sums over the points before the bin's T multiplies them in
+	// (Diffusion.mfChainSparse): Σ c·∂²log p per product, Σ c_k·h_k per
+	// entry of T, Σ h_k per pair of a column.
+	diagAcc, crossAcc, pairAcc []float64
+}
+
+// newCoupledPattern builds the pattern of T's structure.
+func newCoupledPattern(t *diffusion.Transition) *coupledPattern {
+	n := t.N()
+	p := &coupledPattern{src: t, rowStart: make([]int, n+1)}
+	// T's transpose: the rows of each column, ascending.
+	cnt := make([]int, n+1)
+	for a := 0; a < n; a++ {
+		cols, _ := t.Row(a)
+		p.rowStart[a+1] = p.rowStart[a] + len(cols)
+		for _, k := range cols {
+			cnt[k+1]++
+		}
+	}
+	nnz := p.rowStart[n]
+	p.colPtr = make([]int, n+1)
+	for k := 0; k < n; k++ {
+		p.colPtr[k+1] = p.colPtr[k] + cnt[k+1]
+	}
+	p.colRow, p.colIdx, p.colEnt = make([]int, nnz), make([]int32, nnz), make([]int32, nnz)
+	fill := append([]int(nil), p.colPtr[:n]...)
+	for a := 0; a < n; a++ {
+		cols, _ := t.Row(a)
+		for q, k := range cols {
+			p.colIdx[p.rowStart[a]+q] = int32(fill[k] - p.colPtr[k])
+			p.colRow[fill[k]] = a
+			p.colEnt[fill[k]] = int32(p.rowStart[a] + q)
+			fill[k]++
+		}
+	}
+	p.buildCurv(t)
+	p.posT = make([]int32, nnz)
+	for a := 0; a < n; a++ {
+		cols, _ := t.Row(a)
+		for q, k := range cols {
+			p.posT[p.rowStart[a]+q] = int32(p.curv.find(max(a, k), min(a, k)))
+		}
+	}
+	p.pairPtr = make([]int, n+1)
+	for k := 0; k < n; k++ {
+		c := p.colPtr[k+1] - p.colPtr[k]
+		p.pairPtr[k+1] = p.pairPtr[k] + c*(c+1)/2
+	}
+	p.pairPos = make([]int32, p.pairPtr[n])
+	p.diagAcc, p.crossAcc, p.pairAcc = make([]float64, n), make([]float64, nnz), make([]float64, p.pairPtr[n])
+	for k := 0; k < n; k++ {
+		rows := p.colRow[p.colPtr[k]:p.colPtr[k+1]]
+		for i, ri := range rows {
+			for j, rj := range rows[:i+1] {
+				p.pairPos[p.pairPtr[k]+i*(i+1)/2+j] = int32(p.curv.find(ri, rj))
+			}
+		}
+	}
+	return p
+}
+
+// buildCurv lays out the lower triangle of the pattern.
+func (p *coupledPattern) buildCurv(t *diffusion.Transition) {
+	n := t.N()
+	s := &p.curv
+	s.n, s.rowPtr = n, make([]int, n+1)
+	mark := make([]int, n)
+	for i := range mark {
+		mark[i] = -1
+	}
+	var row []int
+	add := func(a, b int) {
+		if b <= a && mark[b] != a {
+			mark[b] = a
+			row = append(row, b)
+		}
+	}
+	for a := 0; a < n; a++ {
+		row = row[:0]
+		cols, _ := t.Row(a)
+		for _, k := range cols {
+			add(a, k)
+			for _, b := range p.colRow[p.colPtr[k]:p.colPtr[k+1]] {
+				add(a, b)
+			}
+		}
+		for _, b := range p.colRow[p.colPtr[a]:p.colPtr[a+1]] {
+			add(a, b)
+		}
+		add(a, a)
+		slices.Sort(row)
+		s.col = append(s.col, row...)
+		s.rowPtr[a+1] = len(s.col)
+	}
+	s.val = make([]float64, len(s.col))
+}
+
+// sparseNewton solves the online refinement's Newton system on the means
+// of independent products, A·x = b over the observed products, with
+// A = diag(dg) − offdiag(H) for the sparse curvature H, by conjugate
+// gradients with a Jacobi preconditioner: A is symmetric positive
+// definite (−H is a Gauss–Newton matrix and dg ≥ 1/p − H_kk), so the
+// iteration converges to the solution the dense Cholesky factor gives,
+// here to a relative residual of cgTol.
+type sparseNewton struct {
+	x, r, z, p, ap []float64
+}
+
+// cgTol is the relative residual ‖b − A·x‖/‖b‖ at which the conjugate
+// gradients stop: near the rounding of a direct solve.
+const cgTol = 1e-13
+
+// solve overwrites b (N entries; only the observed ones are read) with
+// the solution; ok is false when the iteration met a direction of
+// non-positive curvature or did not converge, and b is then unchanged.
+func (w *sparseNewton) solve(h *symSparse, dg, b []float64, observed []bool) bool {
+	n := h.n
+	for _, s := range []*[]float64{&w.x, &w.r, &w.z, &w.p, &w.ap} {
+		if len(*s) != n {
+			*s = make([]float64, n)
+		}
+	}
+	x, r, z, p, ap := w.x, w.r, w.z, w.p, w.ap
+	var bb, rz float64
+	for k := 0; k < n; k++ {
+		x[k], r[k], z[k], p[k] = 0, 0, 0, 0
+		if !observed[k] {
+			continue
+		}
+		r[k] = b[k]
+		z[k] = r[k] / dg[k]
+		p[k] = z[k]
+		bb += b[k] * b[k]
+		rz += r[k] * z[k]
+	}
+	if bb == 0 {
+		clear(b)
+		return true
+	}
+	stop := cgTol * cgTol * bb
+	for it := 0; it < 2*n+10; it++ {
+		newtonMul(ap, h, dg, p, observed)
+		var pap float64
+		for k, v := range p {
+			pap += v * ap[k]
+		}
+		if !(pap > 0) {
+			return false
+		}
+		alpha := rz / pap
+		var rr, rzNew float64
+		for k := range x {
+			if !observed[k] {
+				continue
+			}
+			x[k] += alpha * p[k]
+			r[k] -= alpha * ap[k]
+			z[k] = r[k] / dg[k]
+			rr += r[k] * r[k]
+			rzNew += r[k] * z[k]
+		}
+		if rr <= stop {
+			copy(b, x)
+			return true
+		}
+		if math.IsNaN(rr) {
+			return false
+		}
+		beta := rzNew / rz
+		rz = rzNew
+		for k := range p {
+			p[k] = z[k] + beta*p[k]
+		}
+	}
+	return false
+}
+
+// newtonMul writes y = A·x for A = diag(dg) − offdiag(H) restricted to
+// the observed products (x is zero elsewhere).
+func newtonMul(y []float64, h *symSparse, dg, x []float64, observed []bool) {
+	for k := range y {
+		y[k] = 0
+		if observed[k] {
+			y[k] = dg[k] * x[k]
+		}
+	}
+	for a := 0; a < h.n; a++ {
+		if !observed[a] {
+			continue
+		}
+		lo, hi := h.rowPtr[a], h.rowPtr[a+1]-1 // without the diagonal
+		xa := x[a]
+		var s float64
+		for q := lo; q < hi; q++ {
+			b := h.col[q]
+			if !observed[b] {
+				continue
+			}
+			v := h.val[q]
+			s += v * x[b]
+			y[b] -= v * xa
+		}
+		y[a] -= s
+	}
+}
