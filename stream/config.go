@@ -191,6 +191,11 @@ type ModelConfig struct {
 	// Model and Fit are the same tables `dcgpd fit` reads.
 	Model spec.Model `toml:"model"`
 	Fit   spec.Fit   `toml:"fit"`
+	// ModelFile is a model configuration file (as `dcgpd fit
+	// --save-model` writes) whose [model] and [fit] tables replace Model
+	// and Fit; exactly one of the file and the inline tables. LoadConfig
+	// reads it, relative to the configuration file.
+	ModelFile string `toml:"model_file"`
 }
 
 // DefaultConfig returns the defaults of every key (no models).
@@ -373,6 +378,9 @@ func LoadConfig(path string) (Config, error) {
 		return Config{}, fmt.Errorf("%s:%w", path, err)
 	}
 	c.dir = filepath.Dir(path)
+	if err := c.loadModelFiles(b); err != nil {
+		return Config{}, fmt.Errorf("%s:%w", path, err)
+	}
 	// Credential and TLS files are relative to the file, as documented.
 	for _, p := range []*string{&c.NATS.NKeyFile, &c.NATS.CredsFile, &c.NATS.TLSCA, &c.NATS.TLSCert, &c.NATS.TLSKey} {
 		*p = c.Path(*p)
@@ -417,6 +425,15 @@ func DecodeConfig(b []byte) (Config, error) {
 		d := DefaultModelConfig()
 		m := &c.Models[i]
 		fill(m, d, func(key string) bool { return definedIn(md, i, key) })
+		if m.ModelFile == "" {
+			continue
+		}
+		for _, table := range []string{"model", "fit"} {
+			if definedUnder(md, i, table) {
+				return Config{}, fmt.Errorf("%d: models[%d] (%s).model_file: give a model file or [models.%s], not both (edit the file's [%s] table)",
+					entryKeyLine(b, i, "model_file"), i, m.Name, table, table)
+			}
+		}
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%d: %w", errLine(b, err), err)
@@ -451,6 +468,45 @@ func definedIn(md toml.MetaData, i int, key string) bool {
 		}
 	}
 	return false
+}
+
+// definedUnder reports whether the i-th [[models]] entry defines the
+// table ("model") or any key in it.
+func definedUnder(md toml.MetaData, i int, table string) bool {
+	idx := -1
+	want := "models." + table
+	for _, k := range md.Keys() {
+		s := k.String()
+		if s == "models" {
+			idx++
+			continue
+		}
+		if idx == i && (s == want || strings.HasPrefix(s, want+".")) {
+			return true
+		}
+	}
+	return false
+}
+
+// loadModelFiles reads each entry's model_file (relative to the
+// configuration) into its Model and Fit. Errors start with the line of the
+// model_file key in b and name the model file and its own line.
+func (c *Config) loadModelFiles(b []byte) error {
+	for i := range c.Models {
+		m := &c.Models[i]
+		if m.ModelFile == "" {
+			continue
+		}
+		sp, err := spec.Load(c.Path(m.ModelFile))
+		if err == nil {
+			m.Model, m.Fit = sp.Model, sp.Fit
+			err = m.Validate()
+		}
+		if err != nil {
+			return fmt.Errorf("%d: models[%d] (%s).model_file: %w", entryKeyLine(b, i, "model_file"), i, m.Name, err)
+		}
+	}
+	return nil
 }
 
 // fill copies the defaults d into the keys of m that the file left out.
