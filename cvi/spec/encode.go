@@ -9,9 +9,10 @@ import (
 )
 
 // Encode writes s as a model configuration file that Decode reads back to
-// an equal Spec: every key written out, numbers in the shortest form that
-// parses to the same float64 (strconv 'g', -1). Each header line is
-// written first as a "# " comment.
+// an equal Spec: every key that is not at its zero value ("use the
+// default") written out, numbers in the shortest form that parses to the
+// same float64 (strconv 'g', -1). Each header line is written first as a
+// "# " comment.
 func (s Spec) Encode(w io.Writer, header []string) error {
 	bw := bufio.NewWriter(w)
 	for _, h := range header {
@@ -19,11 +20,8 @@ func (s Spec) Encode(w io.Writer, header []string) error {
 			fmt.Fprintln(bw, strings.TrimRight("# "+commentSafe(l), " "))
 		}
 	}
-	if len(header) > 0 {
-		fmt.Fprintln(bw)
-	}
 	m := s.Model
-	e := &encoder{w: bw}
+	e := &encoder{w: bw, started: len(header) > 0}
 	e.table("model")
 	e.str("likelihood", m.Likelihood)
 	e.float("noise_variance", m.NoiseVariance)
@@ -34,18 +32,10 @@ func (s Spec) Encode(w io.Writer, header []string) error {
 		e.str("kernel", t.Kernel)
 		e.float("variance", t.Variance)
 		e.float("lengthscale", t.Lengthscale)
-		if t.Period != 0 || t.Kernel == "periodic" || t.Kernel == "quasiperiodic" {
-			e.float("period", t.Period)
-		}
-		if t.Harmonics != 0 {
-			e.int("harmonics", t.Harmonics)
-		}
-		if t.MaternLengthscale != 0 || t.Kernel == "quasiperiodic" {
-			e.float("matern_lengthscale", t.MaternLengthscale)
-		}
-		if t.MaternOrder != 0 {
-			e.int("matern_order", t.MaternOrder)
-		}
+		e.float("period", t.Period)
+		e.int("harmonics", t.Harmonics) // 0 written out would be an error
+		e.float("matern_lengthscale", t.MaternLengthscale)
+		e.int("matern_order", t.MaternOrder)
 		e.bool("fixed", t.Fixed)
 		e.strs("fixed_params", t.FixedParams)
 	}
@@ -78,42 +68,80 @@ func (s Spec) Encode(w io.Writer, header []string) error {
 	e.float("gradient_tolerance", f.GradientTolerance)
 	e.float("tolerance", f.Tolerance)
 	e.float("damping", f.Damping)
-	if f.Learn != nil {
-		e.bool("learn", *f.Learn)
+	if f.Learn != nil { // false is not the default
+		e.line("learn", fmt.Sprint(*f.Learn))
 	}
 	if f.Staged != nil {
-		e.bool("staged", *f.Staged)
+		e.line("staged", fmt.Sprint(*f.Staged))
 	}
 	e.bool("fallback", f.Fallback)
 	return bw.Flush()
 }
 
-// encoder writes TOML lines.
-type encoder struct{ w *bufio.Writer }
-
-func (e *encoder) table(name string) { fmt.Fprintf(e.w, "\n[%s]\n", name) }
-func (e *encoder) array(name string) { fmt.Fprintf(e.w, "\n[[%s]]\n", name) }
-func (e *encoder) str(k, v string)   { fmt.Fprintf(e.w, "%s = %s\n", k, tomlString(v)) }
-func (e *encoder) int(k string, v int) {
-	fmt.Fprintf(e.w, "%s = %d\n", k, v)
+// encoder writes TOML lines, leaving out keys at their zero value (which
+// Decode gives back); started is whether anything precedes the next table
+// (a blank line separates them).
+type encoder struct {
+	w       *bufio.Writer
+	started bool
 }
-func (e *encoder) bool(k string, v bool)     { fmt.Fprintf(e.w, "%s = %t\n", k, v) }
-func (e *encoder) float(k string, v float64) { fmt.Fprintf(e.w, "%s = %s\n", k, tomlFloat(v)) }
+
+func (e *encoder) header(h string) {
+	if e.started {
+		fmt.Fprintln(e.w)
+	}
+	e.started = true
+	fmt.Fprintln(e.w, h)
+}
+
+func (e *encoder) table(name string) { e.header("[" + name + "]") }
+func (e *encoder) array(name string) { e.header("[[" + name + "]]") }
+func (e *encoder) line(k, v string)  { fmt.Fprintf(e.w, "%s = %s\n", k, v) }
+
+func (e *encoder) str(k, v string) {
+	if v != "" {
+		e.line(k, tomlString(v))
+	}
+}
+
+func (e *encoder) int(k string, v int) {
+	if v != 0 {
+		e.line(k, fmt.Sprint(v))
+	}
+}
+
+func (e *encoder) bool(k string, v bool) {
+	if v {
+		e.line(k, "true")
+	}
+}
+
+func (e *encoder) float(k string, v float64) {
+	if v != 0 {
+		e.line(k, tomlFloat(v))
+	}
+}
 
 func (e *encoder) floats(k string, vs []float64) {
+	if len(vs) == 0 {
+		return
+	}
 	s := make([]string, len(vs))
 	for i, v := range vs {
 		s[i] = tomlFloat(v)
 	}
-	fmt.Fprintf(e.w, "%s = [%s]\n", k, strings.Join(s, ", "))
+	e.line(k, "["+strings.Join(s, ", ")+"]")
 }
 
 func (e *encoder) strs(k string, vs []string) {
+	if len(vs) == 0 {
+		return
+	}
 	s := make([]string, len(vs))
 	for i, v := range vs {
 		s[i] = tomlString(v)
 	}
-	fmt.Fprintf(e.w, "%s = [%s]\n", k, strings.Join(s, ", "))
+	e.line(k, "["+strings.Join(s, ", ")+"]")
 }
 
 // tomlFloat formats v so that it parses back to the same float64 and
