@@ -1,15 +1,20 @@
 package test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/stream"
@@ -231,4 +236,66 @@ func checkStatusShowsFitted(t *testing.T, r *running, path string, c *cluster) {
 		}
 	}
 	t.Logf("status shows the fitted hyperparameters: %v", st.Parameters)
+}
+
+// BenchmarkDaemonCatchUp is a daemon catching up on a backlog through
+// NATS: one model of 10 hubs (diffusion likelihood, Matérn-3/2 + daily
+// periodic prior with 6 harmonics), hourly bins published as fast as the
+// server takes them, the default re-smooth (168 bins every 24, swapped in
+// 24 bins later), with re-learning in "relearn". One op is the whole run,
+// from the first publish to the last filtered estimate received; bins/s
+// is reported (a year of hourly bins is 8,760). DCGPD_BENCH_BINS sets the
+// bins (default 2,208, three months).
+func BenchmarkDaemonCatchUp(b *testing.B) {
+	bins := 2208
+	if v, err := strconv.Atoi(os.Getenv("DCGPD_BENCH_BINS")); err == nil && v > 0 {
+		bins = v
+	}
+	for _, relearn := range []bool{false, true} {
+		name := "resmooth"
+		if relearn {
+			name = "relearn"
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				cfg := benchConfig(b, 1, 10, "diffusion")
+				m := &cfg.Models[0]
+				def := stream.DefaultModelConfig()
+				m.Resmooth, m.Horizon = def.Resmooth, 24
+				m.Resmooth.Relearn = relearn
+				m.Model.Temporal[1].Harmonics = 6
+				r := startDaemon(b, cfg)
+				var got atomic.Int64
+				all := make(chan struct{})
+				if _, err := r.nc.Subscribe("dcgp.latent.m0", func(msg *nats.Msg) {
+					if bytes.Contains(msg.Data, []byte(`"kind":"filtered"`)) && got.Add(1) == int64(bins) {
+						close(all)
+					}
+				}); err != nil {
+					b.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(1, 2))
+				var data []stream.ReplayBin
+				for j := 0; j < bins; j++ {
+					start := origin.Add(time.Duration(j) * time.Hour)
+					data = append(data, stream.ReplayBin{Start: start, Observations: benchBin(rng, 10, start)})
+				}
+				b.ResetTimer()
+				began, cpu0 := time.Now(), processCPU()
+				if _, err := stream.Replay(context.Background(), r.js, "m0", data, stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+					b.Fatal(err)
+				}
+				select {
+				case <-all:
+				case <-time.After(30 * time.Minute):
+					b.Fatalf("only %d of %d bins published", got.Load(), bins)
+				}
+				el, cpu := time.Since(began), processCPU()-cpu0
+				b.StopTimer()
+				b.ReportMetric(float64(bins)/el.Seconds(), "bins/s")
+				b.ReportMetric(cpu.Seconds(), "cpu-s")
+				r.stop()
+			}
+		})
+	}
 }
