@@ -143,7 +143,7 @@ func (r *Runner) finishJob(res *resmoothResult) {
 			Estimates: r.estimates(res.mean[i], res.vars[i], jb.Obs)}
 		r.publish(msg.MsgID(), marshalLatent(&msg), nil)
 	}
-	r.log.Debug().Int("bins", len(res.job.bins)).Int("revision", pj.revision).Dur("took", res.duration).Msg("re-smoothed")
+	r.log.Debug().Int("bins", len(res.job.bins)).Int("revision", pj.revision).Int("cvi_steps", res.steps).Dur("took", res.duration).Msg("re-smoothed")
 }
 
 // awaitJob waits for the pending re-smooth to finish, at most
