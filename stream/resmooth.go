@@ -34,6 +34,7 @@ type resmoothJob struct {
 	relearn bool
 	learn   cvi.LearnOptions
 	online  cvi.OnlineOptions
+	tol     float64 // resmoothTol when the job was launched
 }
 
 // resmoothResult is a finished re-smooth.
@@ -101,6 +102,7 @@ func (r *Runner) launchJob(ctx context.Context, pj *pendingJob) {
 	job.learn = r.built.Options
 	job.learn.Fixed = r.built.Fixed
 	job.online = r.onlineOptions()
+	job.tol = resmoothTol
 	jctx, cancel := context.WithCancel(ctx)
 	r.cancelJob = cancel
 	r.job = pj
@@ -218,7 +220,7 @@ func resmooth(ctx context.Context, job *resmoothJob, res *resmoothResult) error 
 		return err
 	}
 	warmStart(e, job.bins)
-	if res.steps, res.elbo, err = e.Converge(1, resmoothTol, resmoothMaxSteps); err != nil {
+	if res.steps, res.elbo, err = e.Converge(1, job.tol, resmoothMaxSteps); err != nil {
 		return fmt.Errorf("CVI: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
