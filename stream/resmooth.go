@@ -15,8 +15,8 @@ import (
 // change below it, the inner tolerance `dcgpd fit` converges its sites to
 // (cvi.LearnOptions.InnerTol). Warm-started from the window's sites, a
 // re-smooth takes 3 to 5 CVI steps to it (1e-9 took 6 to 19, the catch-up
-// cost; see BenchmarkCatchUp), and the smoothed estimates move by
-// at most 1% of their standard deviation (TestResmoothTolerance).
+// cost; see BenchmarkCatchUp), and no published mean moves by more
+// than 1% of its standard deviation (TestResmoothTolerance).
 // resmoothMaxSteps bounds a re-smooth's steps. Both fix the re-smooth's
 // result as a function of its inputs alone.
 var (
