@@ -196,6 +196,8 @@ type ModelConfig struct {
 	// and Fit; exactly one of the file and the inline tables. LoadConfig
 	// reads it, relative to the configuration file.
 	ModelFile string `toml:"model_file"`
+	// fromFile is set once ModelFile's tables are in Model and Fit.
+	fromFile bool
 }
 
 // DefaultConfig returns the defaults of every key (no models).
@@ -499,12 +501,21 @@ func (c *Config) loadModelFiles(b []byte) error {
 		}
 		sp, err := spec.Load(c.Path(m.ModelFile))
 		if err == nil {
-			m.Model, m.Fit = sp.Model, sp.Fit
+			m.Model, m.Fit, m.fromFile = sp.Model, sp.Fit, true
 			err = m.Validate()
 		}
 		if err != nil {
 			return fmt.Errorf("%d: models[%d] (%s).model_file: %w", entryKeyLine(b, i, "model_file"), i, m.Name, err)
 		}
+	}
+	return nil
+}
+
+// modelLoaded returns an error if the model names a model file that was
+// not read (a configuration decoded by DecodeConfig, not LoadConfig).
+func (m *ModelConfig) modelLoaded() error {
+	if m.ModelFile != "" && !m.fromFile {
+		return fmt.Errorf("models (%s).model_file %q: not read (LoadConfig reads it, relative to the configuration)", m.Name, m.ModelFile)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rs/zerolog"
 )
 
 const modelFileConfig = `[nats]
@@ -108,5 +110,19 @@ func TestModelFileErrors(t *testing.T) {
 				t.Errorf("got %v: want the model file's line", err)
 			}
 		})
+	}
+}
+
+// TestModelFileNotReadIsRefused: a configuration decoded in memory
+// (DecodeConfig) does not read model files; a runner for it refuses to
+// start rather than run the default model.
+func TestModelFileNotReadIsRefused(t *testing.T) {
+	c, err := DecodeConfig([]byte(modelFileConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewRunner(&c, c.Models[0], newMemSink(), zerolog.Nop(), NewMetrics(nil))
+	if err == nil || !strings.Contains(err.Error(), "model_file \"hubs.model.toml\": not read") {
+		t.Errorf("got %v", err)
 	}
 }

@@ -105,6 +105,9 @@ type Runner struct {
 
 // NewRunner builds a model's runner from its configuration.
 func NewRunner(c *Config, m ModelConfig, sink Sink, log zerolog.Logger, met *Metrics) (*Runner, error) {
+	if err := m.modelLoaded(); err != nil {
+		return nil, err
+	}
 	prods, err := loadProducts(c, &m)
 	if err != nil {
 		return nil, err
