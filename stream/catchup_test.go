@@ -111,7 +111,7 @@ func assertSameOutputs(t *testing.T, a, b *memSink) {
 }
 
 // TestResmoothTolerance measures what the re-smooth's convergence test
-// costs in accuracy: the catch-up feed run with resmoothTol 1e-6 and with
+// costs in accuracy: the catch-up feed run with resmooth.tolerance 1e-6 and with
 // 1e-9 publishes the same ids, and every mean (filtered, forecast and
 // smoothed) differs by at most 1% of its standard deviation.
 func TestResmoothTolerance(t *testing.T) {
@@ -119,9 +119,9 @@ func TestResmoothTolerance(t *testing.T) {
 	m.Model.Temporal[1].Harmonics = 3
 	m.Resmooth.Window = 72 // 9 re-smooths of 72 bins: light enough for the race detector
 	feed := catchUpFeed(240, m.Origin)
+	m.Resmooth.Tolerance = 1e-6
 	_, loose := runFeed(t, c, m, feed, nil)
-	defer func(v float64) { resmoothTol = v }(resmoothTol)
-	resmoothTol = 1e-9
+	m.Resmooth.Tolerance = 1e-9
 	_, tight := runFeed(t, c, m, feed, nil)
 	if len(loose.byID) != len(tight.byID) {
 		t.Fatalf("%d outputs, %d with 1e-9", len(loose.byID), len(tight.byID))

@@ -146,6 +146,10 @@ type ResmoothConfig struct {
 	// of the input alone, so a restart re-publishes true duplicates; if the
 	// re-smooth has not finished by then, that model's ingest waits for it.
 	ApplyAfter int `toml:"apply_after"`
+	// Tolerance is the re-smooth's CVI convergence test, a relative ELBO
+	// change (default 0: DefaultResmoothTolerance, 1e-9); 1e-6 takes 2.4
+	// times less CPU, for a faster catch-up on a backlog.
+	Tolerance float64 `toml:"tolerance"`
 	// MaxWait bounds that wait (default 5m; 0 means 5m): a re-smooth still running
 	// then is abandoned and the online path goes on with the state it has
 	// (counted as outcome "abandoned"; outputs after it then depend on
@@ -326,6 +330,8 @@ func (m *ModelConfig) Validate() error {
 		return bad("resmooth.interval", "must be >= 0, got %v", m.Resmooth.Interval)
 	case m.Resmooth.MaxWait.Duration < 0:
 		return bad("resmooth.max_wait", "must be >= 0 (0: 5m), got %v", m.Resmooth.MaxWait)
+	case !(m.Resmooth.Tolerance >= 0 && m.Resmooth.Tolerance < 1):
+		return bad("resmooth.tolerance", "must be in [0, 1) (0: 1e-9), got %v", m.Resmooth.Tolerance)
 	case m.Resmooth.ApplyAfter < 0:
 		return bad("resmooth.apply_after", "must be >= 0, got %d", m.Resmooth.ApplyAfter)
 	case m.Resmooth.Window < 2 || m.Resmooth.Window > 1_000_000:

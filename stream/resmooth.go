@@ -11,17 +11,18 @@ import (
 	"github.com/dcgpd/dcgpd/filter"
 )
 
-// resmoothTol is the re-smooth's CVI convergence test: a relative ELBO
-// change below it, the inner tolerance `dcgpd fit` converges its sites to
-// (cvi.LearnOptions.InnerTol). Warm-started from the window's sites, a
-// re-smooth takes 3 to 5 CVI steps to it (1e-9 took 6 to 19, the catch-up
-// cost; see BenchmarkCatchUp), and no published mean moves by more
-// than 1% of its standard deviation (TestResmoothTolerance).
-// resmoothMaxSteps bounds a re-smooth's steps. Both fix the re-smooth's
-// result as a function of its inputs alone.
-var (
-	resmoothTol      = 1e-6
-	resmoothMaxSteps = 500
+// DefaultResmoothTolerance is the re-smooth's CVI convergence test when
+// resmooth.tolerance is 0: a relative ELBO change below it, the one
+// `dcgpd fit` with learn = false converges to, so that a re-smooth over
+// every bin equals that fit. Warm-started from the window's sites a
+// re-smooth takes 6 to 19 CVI steps to it; to 1e-6 (the learner's inner
+// tolerance) 3 to 5, at 2.4 times less CPU (BenchmarkCatchUp), and no
+// published mean moves by more than 1% of its standard deviation
+// (TestResmoothTolerance). resmoothMaxSteps bounds a re-smooth's steps.
+// Both fix the re-smooth's result as a function of its inputs alone.
+const (
+	DefaultResmoothTolerance = 1e-9
+	resmoothMaxSteps         = 500
 )
 
 // resmoothJob is what a background re-smooth works on: copies of the
@@ -34,7 +35,7 @@ type resmoothJob struct {
 	relearn bool
 	learn   cvi.LearnOptions
 	online  cvi.OnlineOptions
-	tol     float64 // resmoothTol when the job was launched
+	tol     float64 // CVI convergence test (resmooth.tolerance)
 }
 
 // resmoothResult is a finished re-smooth.
@@ -102,7 +103,10 @@ func (r *Runner) launchJob(ctx context.Context, pj *pendingJob) {
 	job.learn = r.built.Options
 	job.learn.Fixed = r.built.Fixed
 	job.online = r.onlineOptions()
-	job.tol = resmoothTol
+	job.tol = r.cfg.Resmooth.Tolerance
+	if job.tol == 0 {
+		job.tol = DefaultResmoothTolerance
+	}
 	jctx, cancel := context.WithCancel(ctx)
 	r.cancelJob = cancel
 	r.job = pj
