@@ -147,8 +147,8 @@ type ResmoothConfig struct {
 	// re-smooth has not finished by then, that model's ingest waits for it.
 	ApplyAfter int `toml:"apply_after"`
 	// Tolerance is the re-smooth's CVI convergence test, a relative ELBO
-	// change (default 0: DefaultResmoothTolerance, 1e-9); 1e-6 takes 2.4
-	// times less CPU, for a faster catch-up on a backlog.
+	// change (default 0: DefaultResmoothTolerance, 1e-9); 1e-6 takes less
+	// than half the CPU, for a faster catch-up on a backlog.
 	Tolerance float64 `toml:"tolerance"`
 	// MaxWait bounds that wait (default 5m; 0 means 5m): a re-smooth still running
 	// then is abandoned and the online path goes on with the state it has

@@ -16,7 +16,7 @@ import (
 // `dcgpd fit` with learn = false converges to, so that a re-smooth over
 // every bin equals that fit. Warm-started from the window's sites a
 // re-smooth takes 6 to 19 CVI steps to it; to 1e-6 (the learner's inner
-// tolerance) 3 to 5, at 2.4 times less CPU (BenchmarkCatchUp), and no
+// tolerance) 3 to 5, at less than half the CPU (BenchmarkCatchUp), and no
 // published mean moves by more than 1% of its standard deviation
 // (TestResmoothTolerance). resmoothMaxSteps bounds a re-smooth's steps.
 // Both fix the re-smooth's result as a function of its inputs alone.
