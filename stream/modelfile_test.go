@@ -126,3 +126,20 @@ func TestModelFileNotReadIsRefused(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestResmoothToleranceKey: resmooth.tolerance is read, and a value
+// outside [0, 1) is refused with its line.
+func TestResmoothToleranceKey(t *testing.T) {
+	in := strings.Replace(goodConfig, "window = 96", "window = 96\ntolerance = 1e-6", 1)
+	c, err := DecodeConfig([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Models[1].Resmooth.Tolerance; got != 1e-6 {
+		t.Errorf("tolerance %v, want 1e-6", got)
+	}
+	_, err = DecodeConfig([]byte(strings.Replace(in, "tolerance = 1e-6", "tolerance = 1.5", 1)))
+	if err == nil || !strings.HasPrefix(err.Error(), "27: models[1] (ev).resmooth.tolerance") {
+		t.Errorf("got %v", err)
+	}
+}
