@@ -146,6 +146,10 @@ type ResmoothConfig struct {
 	// of the input alone, so a restart re-publishes true duplicates; if the
 	// re-smooth has not finished by then, that model's ingest waits for it.
 	ApplyAfter int `toml:"apply_after"`
+	// Tolerance is the re-smooth's CVI convergence test, a relative ELBO
+	// change (default 0: DefaultResmoothTolerance, 1e-9); 1e-6 takes less
+	// than half the CPU, for a faster catch-up on a backlog.
+	Tolerance float64 `toml:"tolerance"`
 	// MaxWait bounds that wait (default 5m; 0 means 5m): a re-smooth still running
 	// then is abandoned and the online path goes on with the state it has
 	// (counted as outcome "abandoned"; outputs after it then depend on
@@ -191,6 +195,13 @@ type ModelConfig struct {
 	// Model and Fit are the same tables `dcgpd fit` reads.
 	Model spec.Model `toml:"model"`
 	Fit   spec.Fit   `toml:"fit"`
+	// ModelFile is a model configuration file (as `dcgpd fit
+	// --save-model` writes) whose [model] and [fit] tables replace Model
+	// and Fit; exactly one of the file and the inline tables. LoadConfig
+	// reads it, relative to the configuration file.
+	ModelFile string `toml:"model_file"`
+	// fromFile is set once ModelFile's tables are in Model and Fit.
+	fromFile bool
 }
 
 // DefaultConfig returns the defaults of every key (no models).
@@ -344,6 +355,8 @@ func (m *ModelConfig) Validate() error {
 		return bad("resmooth.interval", "must be >= 0, got %v", m.Resmooth.Interval)
 	case m.Resmooth.MaxWait.Duration < 0:
 		return bad("resmooth.max_wait", "must be >= 0 (0: 5m), got %v", m.Resmooth.MaxWait)
+	case !(m.Resmooth.Tolerance >= 0 && m.Resmooth.Tolerance < 1):
+		return bad("resmooth.tolerance", "must be in [0, 1) (0: 1e-9), got %v", m.Resmooth.Tolerance)
 	case m.Resmooth.ApplyAfter < 0:
 		return bad("resmooth.apply_after", "must be >= 0, got %d", m.Resmooth.ApplyAfter)
 	case m.Resmooth.Window < 2 || m.Resmooth.Window > 1_000_000:
@@ -398,6 +411,9 @@ func LoadConfig(path string) (Config, error) {
 		return Config{}, fmt.Errorf("%s:%w", path, err)
 	}
 	c.dir = filepath.Dir(path)
+	if err := c.loadModelFiles(b); err != nil {
+		return Config{}, fmt.Errorf("%s:%w", path, err)
+	}
 	// Credential and TLS files are relative to the file, as documented.
 	for _, p := range []*string{&c.NATS.NKeyFile, &c.NATS.CredsFile, &c.NATS.TLSCA, &c.NATS.TLSCert, &c.NATS.TLSKey} {
 		*p = c.Path(*p)
@@ -442,6 +458,15 @@ func DecodeConfig(b []byte) (Config, error) {
 		d := DefaultModelConfig()
 		m := &c.Models[i]
 		fill(m, d, func(key string) bool { return definedIn(md, i, key) })
+		if m.ModelFile == "" {
+			continue
+		}
+		for _, table := range []string{"model", "fit"} {
+			if definedUnder(md, i, table) {
+				return Config{}, fmt.Errorf("%d: models[%d] (%s).model_file: give a model file or [models.%s], not both (edit the file's [%s] table)",
+					entryKeyLine(b, i, "model_file"), i, m.Name, table, table)
+			}
+		}
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%d: %w", errLine(b, err), err)
@@ -476,6 +501,54 @@ func definedIn(md toml.MetaData, i int, key string) bool {
 		}
 	}
 	return false
+}
+
+// definedUnder reports whether the i-th [[models]] entry defines the
+// table ("model") or any key in it.
+func definedUnder(md toml.MetaData, i int, table string) bool {
+	idx := -1
+	want := "models." + table
+	for _, k := range md.Keys() {
+		s := k.String()
+		if s == "models" {
+			idx++
+			continue
+		}
+		if idx == i && (s == want || strings.HasPrefix(s, want+".")) {
+			return true
+		}
+	}
+	return false
+}
+
+// loadModelFiles reads each entry's model_file (relative to the
+// configuration) into its Model and Fit. Errors start with the line of the
+// model_file key in b and name the model file and its own line.
+func (c *Config) loadModelFiles(b []byte) error {
+	for i := range c.Models {
+		m := &c.Models[i]
+		if m.ModelFile == "" {
+			continue
+		}
+		sp, err := spec.Load(c.Path(m.ModelFile))
+		if err == nil {
+			m.Model, m.Fit, m.fromFile = sp.Model, sp.Fit, true
+			err = m.Validate()
+		}
+		if err != nil {
+			return fmt.Errorf("%d: models[%d] (%s).model_file: %w", entryKeyLine(b, i, "model_file"), i, m.Name, err)
+		}
+	}
+	return nil
+}
+
+// modelLoaded returns an error if the model names a model file that was
+// not read (a configuration decoded by DecodeConfig, not LoadConfig).
+func (m *ModelConfig) modelLoaded() error {
+	if m.ModelFile != "" && !m.fromFile {
+		return fmt.Errorf("models (%s).model_file %q: not read (LoadConfig reads it, relative to the configuration)", m.Name, m.ModelFile)
+	}
+	return nil
 }
 
 // fill copies the defaults d into the keys of m that the file left out.

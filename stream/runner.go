@@ -105,6 +105,9 @@ type Runner struct {
 
 // NewRunner builds a model's runner from its configuration.
 func NewRunner(c *Config, m ModelConfig, sink Sink, log zerolog.Logger, met *Metrics) (*Runner, error) {
+	if err := m.modelLoaded(); err != nil {
+		return nil, err
+	}
 	prods, err := loadProducts(c, &m)
 	if err != nil {
 		return nil, err
@@ -361,7 +364,9 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 		wb.Nat2 = append([]float64(nil), r.res.Nat2...)
 	}
 	r.met.binCompute.Observe(time.Since(began).Seconds())
+	filled := false // this bin is the one that fills the window
 	if r.keepsWindow() {
+		filled = r.win.count == len(r.win.bins)-1
 		if ev, ok := r.win.push(wb); ok {
 			r.advanceTail(&ev)
 		}
@@ -379,9 +384,32 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 	r.met.lastBin.Set(float64(cb.Start.Unix()))
 	r.publishView(&msg)
 	r.sinceResmooth++
+	if filled && r.cfg.Resmooth.Relearn {
+		return r.learnFullWindow(ctx, cb.Index)
+	}
 	if n := r.cfg.Resmooth.EveryBins; n > 0 && r.sinceResmooth >= n {
 		r.startResmooth(ctx, cb.Index)
 	}
+	return true
+}
+
+// learnFullWindow starts the re-learn on the first full window at the bin
+// that fills it, not at the next scheduled one: a daemon started without
+// fitted hyperparameters gets learned ones as soon as there is a window to
+// learn them on. A re-smooth still pending is swapped in first, here
+// rather than at its own bin. The window fills at a fixed bin, once (a
+// restored window is already full), so outputs stay a function of the
+// input. It returns false if ctx ended while it waited.
+func (r *Runner) learnFullWindow(ctx context.Context, index int64) bool {
+	if r.job != nil {
+		if !r.awaitJob(ctx) {
+			return false
+		}
+		if r.job != nil {
+			r.applyResmooth()
+		}
+	}
+	r.startResmooth(ctx, index)
 	return true
 }
 

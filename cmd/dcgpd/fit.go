@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -32,6 +33,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cfgPath := fs.String("config", "", "model configuration TOML (see config.toml)")
 	lik := fs.String("likelihood", "", "gaussian | tobit | diffusion | poisson | censored-poisson (overrides the config)")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
+	savePath := fs.String("save-model", "", "write the fitted model (hyperparameters in user units, [fit] learn = false) to this TOML file, for `fit --config`, `serve` (model_file) and `backtest --config`")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -69,6 +71,14 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	res, err := fitGrid(ctx, grid.Data, prods, sp, *lik, progress)
 	if err != nil {
 		return err
+	}
+	if *savePath != "" {
+		src := fitSource{obs: *obsPath, products: *prodPath, config: *cfgPath, first: obs.Rows[0].TimeText, last: obs.Rows[len(obs.Rows)-1].TimeText,
+			bins: len(grid.Data.Times), np: grid.Data.NP}
+		if err := saveModel(*savePath, sp, res, src); err != nil {
+			return err
+		}
+		fmt.Fprintf(progress, "fitted model written to %s\n", *savePath)
 	}
 	return writeFitPosterior(*outPath, stdout, obs, grid, res)
 }
@@ -148,6 +158,7 @@ type fitResult struct {
 	engine  *cvi.Engine
 	learned cvi.Result
 	built   *spec.Built
+	sum     spec.Summary
 	elapsed time.Duration
 }
 
@@ -175,7 +186,7 @@ func fitGrid(ctx context.Context, data *cvi.Data, prods *csvio.Products, sp spec
 		return nil, err
 	}
 	b, e := f.Built, f.Engine
-	r := &fitResult{engine: e, built: b, learned: f.Result}
+	r := &fitResult{engine: e, built: b, learned: f.Result, sum: sum}
 	if err := e.PredictAll(&r.post); err != nil {
 		return nil, err
 	}
@@ -271,4 +282,46 @@ func writeCountPosterior(w io.Writer, rows []csvio.Estimate, latent []float64) e
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// fitSource describes what a model was fitted on, for the model file's
+// header.
+type fitSource struct {
+	obs, products, config string
+	first, last           string
+	bins, np              int
+}
+
+// saveModel writes the fitted model of res (configured by sp) to path as
+// a model configuration: the fitted hyperparameters as its values and
+// [fit] learn = false, so loading it gives them back bit for bit.
+func saveModel(path string, sp spec.Spec, res *fitResult, src fitSource) error {
+	fitted, err := sp.Fitted(res.built, res.sum)
+	if err != nil {
+		return fmt.Errorf("--save-model: %w", err)
+	}
+	r := res.learned
+	orNone := func(s string) string {
+		if s == "" {
+			return "(none)"
+		}
+		return s
+	}
+	header := []string{
+		"dcgpd model file written by `dcgpd fit --save-model`: the fitted hyperparameters in user units",
+		"(time in hours). Read by `dcgpd fit --config`, `dcgpd backtest --config` and `dcgpd serve`",
+		"(model_file in a [[models]] entry). [fit] learn = false: fitting with it again keeps these values.",
+		"",
+		fmt.Sprintf("fitted on: obs %s, products %s, config %s", src.obs, orNone(src.products), orNone(src.config)),
+		fmt.Sprintf("span: %s to %s, %d bins x %d products", src.first, src.last, src.bins, src.np),
+		fmt.Sprintf("likelihood %s: ELBO %s after %d iterations; status: %s: %s", res.built.Likelihood, strconv.FormatFloat(r.ELBO, 'g', -1, 64), r.Iterations, r.Status, r.Detail),
+	}
+	var buf bytes.Buffer
+	if err := fitted.Encode(&buf, header); err != nil {
+		return fmt.Errorf("--save-model: %w", err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--save-model: %w", err)
+	}
+	return nil
 }
