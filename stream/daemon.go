@@ -161,6 +161,9 @@ func (d *Daemon) connect(ctx context.Context) (jetstream.JetStream, error) {
 func (d *Daemon) startModels(ctx context.Context, sink Sink) error {
 	for _, m := range d.cfg.Models {
 		r, err := NewRunner(&d.cfg, m, sink, d.log, d.met)
+		if err == nil {
+			err = checkOutputSize(m, r.Products(), d.nc.MaxPayload())
+		}
 		if err != nil {
 			return fmt.Errorf("model %s: %w", m.Name, err)
 		}

@@ -39,7 +39,7 @@ func StartEmbedded(addr, storeDir string, log zerolog.Logger) (*Embedded, error)
 		return nil, fmt.Errorf("embedded NATS store: %w", err)
 	}
 	opts := &server.Options{Host: host, Port: port, JetStream: true, StoreDir: storeDir, NoSigs: true,
-		MaxPayload: MaxMessageBytes * 2, ServerName: "dcgpd-embedded"}
+		MaxPayload: EmbeddedMaxPayload, ServerName: "dcgpd-embedded"}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("embedded NATS: %w", err)
