@@ -197,10 +197,16 @@ type consumer struct {
 	ctx  jetstream.ConsumeContext
 }
 
+// pullBuffer bounds the input a model's consumer buffers in the client
+// by bytes, not messages: the client drops messages past its pending
+// limit (64 MiB) as a "slow consumer", and 2,000 whole-bin messages of a
+// 2,000-station city are 200 MiB. The server's max_ack_pending still
+// bounds their number.
+var pullBuffer = jetstream.PullMaxBytes(16 << 20)
+
 // consume binds each model's durable pull consumer where the model's
 // state ends and feeds its messages to the model's runner.
 func (d *Daemon) consume(ctx context.Context, js jetstream.JetStream) ([]*consumer, error) {
-	c := &d.cfg.NATS
 	var out []*consumer
 	for _, r := range d.order {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -228,7 +234,7 @@ func (d *Daemon) consume(ctx context.Context, js jetstream.JetStream) ([]*consum
 			if err := r.Submit(ctx, m, seq, msg); err != nil {
 				return // shutting down: the message is redelivered later
 			}
-		}, jetstream.PullMaxMessages(min(c.MaxAckPending, 2000)))
+		}, pullBuffer)
 		if err != nil {
 			return nil, fmt.Errorf("consuming for model %s: %w", r.Name(), err)
 		}
