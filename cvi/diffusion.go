@@ -276,6 +276,9 @@ func (d *Diffusion) scratch() {
 		d.jac = make([]float64, np*np)
 		d.lfac = make([]float64, np*np)
 	} else {
+		// Allocated on first use (expectJoint); a Worker's copy must not
+		// keep its parent's.
+		d.jac = nil
 		d.lfac = make([]float64, np)
 	}
 	d.delta = make([]float64, np)
