@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/internal/backtest"
 	"github.com/dcgpd/dcgpd/internal/experiment"
@@ -325,5 +326,58 @@ func TestBacktestCitiBike(t *testing.T) {
 			t.Logf("%s (learn %.0fs, stream %.0fs):\n%s", cl.Name, res.Learn.Seconds(), res.Stream.Seconds(), tbl.String())
 			checkModelWins(t, parseBacktestCSV(t, b.String()), 0.85, 0.95)
 		})
+	}
+}
+
+// BenchmarkOnlineBinShipped times the daemon's per-bin work for the
+// shipped bike-share model (examples/citibike-hourly/model.toml) on 10
+// products 300 m apart, one op = one bin: the online step with the
+// diffusion likelihood and the 24 forecasts `serve` publishes with it
+// (BenchmarkOnlineBin in cvi does the same for a smaller kernel):
+//
+//	go test -run '^$' -bench OnlineBinShipped -benchmem ./test/
+func BenchmarkOnlineBinShipped(b *testing.B) {
+	const np = 10
+	sp, err := spec.Load(shippedBikeModel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	feats := make([][]float64, np)
+	for k := range feats {
+		feats[k] = []float64{float64(k%5) * 300, float64(k/5) * 300}
+	}
+	built, err := sp.Build(spec.Summary{Variance: 1, MedianStep: 1, Features: feats, NP: np}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	on, err := cvi.NewOnline(built.Model, built.Lik, cvi.DefaultOnlineOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	bins := make([][]cvi.Obs, 256)
+	for i := range bins {
+		bins[i] = make([]cvi.Obs, np)
+		for k := range bins[i] {
+			y := math.Max(0, 8+5*math.Sin(float64(i)*2*math.Pi/24)+3*rng.NormFloat64())
+			o := cvi.Obs{Y: y, Supply: math.Inf(1)}
+			if k%3 == 0 {
+				o.Supply = math.Floor(y * 0.7)
+				o.Y, o.Censored = o.Supply, true
+			}
+			bins[i][k] = o
+		}
+	}
+	var res cvi.BinResult
+	fm, fv, fc := make([]float64, np), make([]float64, np), make([]float64, np*np)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := on.Step(float64(i+1), bins[i%len(bins)], &res); err != nil {
+			b.Fatal(err)
+		}
+		if err := on.ForecastSteps(1, 24, fm, fv, fc, func(int) {}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
