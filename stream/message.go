@@ -194,8 +194,10 @@ type Estimate struct {
 	Mean    float64 `json:"mean"`
 	Var     float64 `json:"var"`
 	PredVar float64 `json:"pred_var"`
-	Q05     float64 `json:"q05"`
-	Q95     float64 `json:"q95"`
+	// Q05 and Q95 are the 5% and 95% quantiles of the latent demand
+	// clamped at 0 (never negative; see NewEstimate).
+	Q05 float64 `json:"q05"`
+	Q95 float64 `json:"q95"`
 	// Observed reports whether the bin had this product's demand;
 	// Censored whether that demand was capped by the supply.
 	Observed bool `json:"observed"`
@@ -242,8 +244,13 @@ func (m *LatentMessage) MsgID() string {
 // z95 is the standard normal 95% quantile: q05/q95 = mean ∓ z95·sd.
 const z95 = 1.6448536269514722
 
-// NewEstimate fills the quantiles of a Gaussian latent demand.
+// NewEstimate fills the quantiles of a Gaussian latent demand f ~
+// N(mean, variance). Demand is not negative, so Q05 and Q95 are the
+// quantiles of max(f, 0): the Gaussian's clamped at 0, which is exact
+// because max(·, 0) is monotone (a quantile below 0 becomes 0). Mean and
+// Var stay the Gaussian's moments.
 func NewEstimate(product string, mean, variance, noise float64) Estimate {
 	sd := math.Sqrt(math.Max(variance, 0))
-	return Estimate{Product: product, Mean: mean, Var: variance, PredVar: variance + noise, Q05: mean - z95*sd, Q95: mean + z95*sd}
+	return Estimate{Product: product, Mean: mean, Var: variance, PredVar: variance + noise,
+		Q05: math.Max(mean-z95*sd, 0), Q95: math.Max(mean+z95*sd, 0)}
 }

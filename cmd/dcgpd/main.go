@@ -37,6 +37,7 @@ var commands = []command{
 	{"simulate", "write a seeded simulated bike-share cluster as CSV", runSimulate},
 	{"serve", "run the daemon: NATS in, online and smoothed estimates out", runServe},
 	{"replay", "publish an observations CSV as bin messages to a daemon", runReplay},
+	{"backtest", "score the daemon's forecasts by rolling origin against the baselines", runBacktest},
 	{"watch", "print a daemon's estimates as they arrive", runWatch},
 	{"demo", "run the daemon on a simulated bike-share cluster, report and plot", runDemo},
 	{"snapshot", "inspect a daemon snapshot file: dcgpd snapshot inspect FILE", runSnapshot},

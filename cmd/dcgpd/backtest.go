@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/internal/backtest"
+	"github.com/dcgpd/dcgpd/stream"
+)
+
+// runBacktest is `dcgpd backtest`: rolling-origin evaluation of the
+// daemon's forecasts against the baselines (internal/backtest). It is
+// long only in flag declarations and their checks.
+func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dcgpd backtest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	obsPath := fs.String("obs", "", "observations CSV: time,product,demand,supply[,censored] (required)")
+	prodPath := fs.String("products", "", "products CSV: product,<features> (lat,lon = geographic); optional for independent models")
+	cfgPath := fs.String("config", "", "model TOML ([model], [fit]; see config.toml): learned on the training span unless it sets [fit] learn = false (a fitted model file)")
+	truthPath := fs.String("truth", "", "truth CSV: time,product,true_demand (default: score against the observed demand of uncensored cells)")
+	evalText := fs.String("eval-from", "", "first origin scored, RFC 3339 (default: --train-days after the first bin)")
+	trainDays := fs.Float64("train-days", 28, "training span in days when --eval-from is not given")
+	horizon := fs.Int("horizon", 24, "forecast horizon H in bins")
+	horizonsText := fs.String("horizons", "1,3,6,12,24", "horizons scored (each 1..H)")
+	weeks := fs.Int("weeks", 4, "K of the bin-of-week mean baseline")
+	bin := fs.Duration("bin", time.Hour, "bin width")
+	originText := fs.String("origin", "1970-01-01T00:00:00Z", "bin origin, RFC 3339")
+	resmooth := fs.Int("resmooth-every", 24, "re-smooth every this many bins as the daemon would (0: off)")
+	format := fs.String("format", "table", "table | csv")
+	plotPath := fs.String("plot", "", "PNG of the forecast fan against the truth for the most censored products")
+	quiet := fs.Bool("quiet", false, "no progress on standard error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *obsPath == "" {
+		fmt.Fprintln(stderr, "dcgpd backtest: --obs is required")
+		fs.Usage()
+		return errUsage
+	}
+	if *format != "table" && *format != "csv" {
+		fmt.Fprintf(stderr, "dcgpd backtest: --format %q is not table or csv\n", *format)
+		return errUsage
+	}
+	if *bin <= 0 || *horizon < 1 || *weeks < 1 || *resmooth < 0 || !(*trainDays > 0) {
+		fmt.Fprintln(stderr, "dcgpd backtest: --bin, --horizon, --weeks and --train-days must be positive, --resmooth-every >= 0")
+		return errUsage
+	}
+	horizons, err := parseHorizons(*horizonsText, *horizon)
+	if err != nil {
+		return err
+	}
+	origin, err := time.Parse(time.RFC3339, *originText)
+	if err != nil {
+		return fmt.Errorf("--origin: %w", err)
+	}
+	var sp spec.Spec
+	if *cfgPath != "" {
+		if sp, err = spec.Load(*cfgPath); err != nil {
+			return err
+		}
+	}
+	obs, err := readObs(*obsPath)
+	if err != nil {
+		return err
+	}
+	prods, err := readProducts(*prodPath, obs)
+	if err != nil {
+		return err
+	}
+	o := backtest.Options{Spec: sp, Obs: obs, Products: prods, Bin: *bin, Origin: origin, Horizon: *horizon,
+		Horizons: horizons, Weeks: *weeks}
+	rs := stream.DefaultModelConfig().Resmooth
+	rs.EveryBins = *resmooth
+	o.Resmooth = &rs
+	if !*quiet {
+		o.Progress = func(s string) { fmt.Fprintln(stderr, s) }
+	}
+	if *truthPath != "" {
+		o.Truth = func(g *backtest.Grid) error {
+			f, err := os.Open(*truthPath)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return backtest.ReadTruth(f, *truthPath, g)
+		}
+	}
+	if *evalText != "" {
+		if o.EvalFrom, err = time.Parse(time.RFC3339, *evalText); err != nil {
+			return fmt.Errorf("--eval-from: %w", err)
+		}
+	} else {
+		o.Train = time.Duration(*trainDays * float64(24*time.Hour))
+	}
+	res, err := o.Run(ctx)
+	if err != nil {
+		return err
+	}
+	if *plotPath != "" {
+		if err := backtestPlot(*plotPath, res, 3); err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+	}
+	if *format == "csv" {
+		return res.Report.WriteCSV(stdout)
+	}
+	return res.Report.WriteTable(stdout)
+}
+
+// parseHorizons parses a comma-separated list of horizons in 1..h.
+func parseHorizons(s string, h int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 || v > h {
+			return nil, fmt.Errorf("--horizons: %q is not a horizon in 1..%d (--horizon)", f, h)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// backtestPlot writes a PNG with one panel per product for the n most
+// censored products over the last week of the evaluation span: the true
+// demand, and the forecasts made 1 and H bins ahead (mean and the 90%
+// interval of the 1-bin-ahead one, clamped at 0).
+func backtestPlot(path string, res *backtest.Result, n int) error {
+	g, f := res.Grid, res.Forecasts
+	np := len(g.Products)
+	frac := make([]float64, np)
+	for i := f.From; i < g.Len(); i++ {
+		for k := range frac {
+			if g.Censored[i][k] {
+				frac[k]++
+			}
+		}
+	}
+	order := make([]int, np)
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(a, b int) bool { return frac[order[a]] > frac[order[b]] })
+	n = min(n, np)
+	from := max(f.From+f.H, g.Len()-7*24)
+	plots := make([][]*plot.Plot, n)
+	for j := range n {
+		p, err := fanPanel(g, f, order[j], from, j == 0)
+		if err != nil {
+			return err
+		}
+		p.Title.Text = fmt.Sprintf("%s: %.0f%% of evaluated bins censored", g.Products[order[j]], 100*frac[order[j]]/float64(max(1, g.Len()-f.From)))
+		plots[j] = []*plot.Plot{p}
+	}
+	c := vgimg.PngCanvas{Canvas: vgimg.New(28*vg.Centimeter, vg.Length(n)*7*vg.Centimeter)}
+	canvases := plot.Align(plots, draw.Tiles{Rows: n, Cols: 1, PadY: 4 * vg.Millimeter, PadTop: 2 * vg.Millimeter,
+		PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}, draw.New(c))
+	for j := range n {
+		plots[j][0].Draw(canvases[j][0])
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := c.WriteTo(out); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// fanPanel draws product k from bin `from` to the end: truth, the 1-bin
+// and H-bin-ahead forecasts of each bin, the 90% band of the 1-bin one.
+func fanPanel(g *backtest.Grid, f *backtest.Forecasts, k, from int, legend bool) (*plot.Plot, error) {
+	var truth, one, far, upper, lower plotter.XYs
+	x0 := g.BinStart(from)
+	for i := from; i < g.Len(); i++ {
+		x := g.BinStart(i).Sub(x0).Hours() / 24
+		if y := g.Truth[i][k]; !math.IsNaN(y) {
+			truth = append(truth, plotter.XY{X: x, Y: y})
+		}
+		if o := i - 1 - f.From; o >= 0 && !math.IsNaN(f.Mean[1][o][k]) {
+			m, sd := f.Mean[1][o][k], math.Sqrt(math.Max(f.PredVar[1][o][k], 0))
+			one = append(one, plotter.XY{X: x, Y: math.Max(m, 0)})
+			upper = append(upper, plotter.XY{X: x, Y: math.Max(m+z95*sd, 0)})
+			lower = append(lower, plotter.XY{X: x, Y: math.Max(m-z95*sd, 0)})
+		}
+		if o := i - f.H - f.From; o >= 0 && !math.IsNaN(f.Mean[f.H][o][k]) {
+			far = append(far, plotter.XY{X: x, Y: math.Max(f.Mean[f.H][o][k], 0)})
+		}
+	}
+	p := plot.New()
+	p.Y.Label.Text = "demand per bin"
+	p.X.Label.Text = "days"
+	p.Y.Min = 0
+	p.Add(plotter.NewGrid())
+	if len(upper) > 1 {
+		band := append(plotter.XYs{}, upper...)
+		for i := len(lower) - 1; i >= 0; i-- {
+			band = append(band, lower[i])
+		}
+		poly, err := plotter.NewPolygon(band)
+		if err != nil {
+			return nil, err
+		}
+		poly.Color, poly.LineStyle.Width = colBand, 0
+		p.Add(poly)
+	}
+	for i, s := range []struct {
+		xy    plotter.XYs
+		label string
+	}{{truth, "true demand"}, {one, "forecast 1 bin ahead (90% band)"}, {far, fmt.Sprintf("forecast %d bins ahead", f.H)}} {
+		if len(s.xy) < 2 {
+			continue
+		}
+		l, err := plotter.NewLine(s.xy)
+		if err != nil {
+			return nil, err
+		}
+		l.Width = vg.Points(0.8)
+		switch i {
+		case 0:
+			l.Color = colTrue
+		case 1:
+			l.Color = colMean
+		default:
+			l.Color = colCensored
+			l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+		}
+		p.Add(l)
+		if legend {
+			p.Legend.Add(s.label, l)
+		}
+	}
+	p.Legend.Top = true
+	return p, nil
+}
