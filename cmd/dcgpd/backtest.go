@@ -20,6 +20,7 @@ import (
 
 	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/internal/backtest"
+	"github.com/dcgpd/dcgpd/internal/plotstyle"
 	"github.com/dcgpd/dcgpd/stream"
 )
 
@@ -217,7 +218,7 @@ func fanPanel(g *backtest.Grid, f *backtest.Forecasts, k, from int, legend bool)
 		if err != nil {
 			return nil, err
 		}
-		poly.Color, poly.LineStyle.Width = colBand, 0
+		poly.Color, poly.LineStyle.Width = plotstyle.Band, 0
 		p.Add(poly)
 	}
 	for i, s := range []struct {
@@ -234,11 +235,11 @@ func fanPanel(g *backtest.Grid, f *backtest.Forecasts, k, from int, legend bool)
 		l.Width = vg.Points(0.8)
 		switch i {
 		case 0:
-			l.Color = colTrue
+			l.Color = plotstyle.True
 		case 1:
-			l.Color = colMean
+			l.Color = plotstyle.Mean
 		default:
-			l.Color = colCensored
+			l.Color = plotstyle.Censored
 			l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
 		}
 		p.Add(l)

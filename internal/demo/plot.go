@@ -2,7 +2,6 @@ package demo
 
 import (
 	"fmt"
-	"image/color"
 	"math"
 	"os"
 	"sort"
@@ -13,16 +12,9 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/dcgpd/dcgpd/internal/plotstyle"
 	"github.com/dcgpd/dcgpd/internal/synth"
 	"github.com/dcgpd/dcgpd/stream"
-)
-
-var (
-	colBand     = color.NRGBA{R: 70, G: 130, B: 200, A: 80}
-	colMean     = color.RGBA{R: 30, G: 90, B: 170, A: 255}
-	colTrue     = color.RGBA{R: 40, G: 40, B: 40, A: 255}
-	colObs      = color.RGBA{R: 120, G: 120, B: 120, A: 255}
-	colCensored = color.RGBA{R: 210, G: 40, B: 30, A: 255}
 )
 
 // demoPlot writes an SVG with one panel per station for the n most
@@ -128,7 +120,7 @@ func stationPlot(ds *synth.Dataset, rows []demoRow, est []*stream.LatentMessage,
 		if poly, err = plotter.NewPolygon(band); err != nil {
 			return nil, err
 		}
-		poly.Color = colBand
+		poly.Color = plotstyle.Band
 		poly.LineStyle.Width = 0
 		p.Add(poly)
 	}
@@ -136,7 +128,7 @@ func stationPlot(ds *synth.Dataset, rows []demoRow, est []*stream.LatentMessage,
 	if err != nil {
 		return nil, err
 	}
-	tl.Color, tl.Width = colTrue, vg.Points(0.8)
+	tl.Color, tl.Width = plotstyle.True, vg.Points(0.8)
 	tl.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
 	p.Add(tl)
 	var ml *plotter.Line
@@ -144,22 +136,22 @@ func stationPlot(ds *synth.Dataset, rows []demoRow, est []*stream.LatentMessage,
 		if ml, err = plotter.NewLine(mean); err != nil {
 			return nil, err
 		}
-		ml.Color, ml.Width = colMean, vg.Points(1.3)
+		ml.Color, ml.Width = plotstyle.Mean, vg.Points(1.3)
 		p.Add(ml)
 	}
 	sc, err := plotter.NewScatter(obs)
 	if err != nil {
 		return nil, err
 	}
-	sc.Color, sc.Radius, sc.Shape = colObs, vg.Points(1.6), draw.CircleGlyph{}
+	sc.Color, sc.Radius, sc.Shape = plotstyle.Observed, vg.Points(1.6), draw.CircleGlyph{}
 	p.Add(sc)
 	var cs *plotter.Scatter
 	if len(cens) > 0 {
 		if cs, err = plotter.NewScatter(cens); err != nil {
 			return nil, err
 		}
-		cs.Color, cs.Radius, cs.Shape = colCensored, vg.Points(2.6), draw.CrossGlyph{}
-		cs.GlyphStyle.Color = colCensored
+		cs.Color, cs.Radius, cs.Shape = plotstyle.Censored, vg.Points(2.6), draw.CrossGlyph{}
+		cs.GlyphStyle.Color = plotstyle.Censored
 		p.Add(cs)
 	}
 	if legend {
