@@ -86,7 +86,9 @@ type NATSConfig struct {
 	// "dcgpd-data/jetstream").
 	StoreDir string `toml:"store_dir"`
 	// Credentials for an external server: user/password, token, an nkey
-	// seed file or a creds (JWT) file; TLS files for mutual TLS.
+	// seed file or a creds (JWT) file; TLS files for mutual TLS. With no
+	// URL, the embedded server requires the token, user/password or nkey
+	// given here (embedded_auth.go).
 	User      string `toml:"user"`
 	Password  string `toml:"password"`
 	Token     string `toml:"token"`
@@ -104,6 +106,9 @@ type NATSConfig struct {
 	AckWait       Duration `toml:"ack_wait"`
 	// Replicas of the streams and buckets the daemon creates (default 1).
 	Replicas int `toml:"replicas"`
+	// OpenListen lets an embedded server listen off loopback without
+	// authentication (default false: refused).
+	OpenListen bool `toml:"open_listen"`
 }
 
 // HTTPConfig is the health and metrics endpoint.
@@ -255,6 +260,11 @@ func (c *Config) Validate() error {
 	}
 	if n.Password != "" && n.User == "" {
 		return errors.New("nats.password: needs nats.user")
+	}
+	if n.URL == "" {
+		if err := checkEmbeddedListen(n); err != nil {
+			return err
+		}
 	}
 	if c.HTTP.Listen == "" {
 		// net.Listen would take every interface and a random port.

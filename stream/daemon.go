@@ -66,7 +66,11 @@ func (d *Daemon) Runner(name string) *Runner { return d.runners[name] }
 // what it holds, waits for publish acknowledgements and closes.
 func (d *Daemon) Run(ctx context.Context) error {
 	if d.cfg.NATS.URL == "" {
-		emb, err := StartEmbedded(d.cfg.NATS.Listen, d.cfg.NATS.StoreDir, d.log)
+		auth, err := embeddedAuth(&d.cfg.NATS)
+		if err != nil {
+			return err
+		}
+		emb, err := StartEmbeddedAuth(d.cfg.NATS.Listen, d.cfg.NATS.StoreDir, auth, d.log)
 		if err != nil {
 			return err
 		}
