@@ -64,6 +64,10 @@ type SnapshotConfig struct {
 	// only once a snapshot covers it, and the server's cost of tracking
 	// a consumer's unacknowledged messages grows with their number.
 	EveryMessages int `toml:"every_messages"`
+	// Store is file (default: Dir on this machine) or jetstream (the
+	// dcgp_snapshots bucket and dcgp_snapshot_data object store, at
+	// nats.replicas; required by cluster mode).
+	Store string `toml:"store"`
 }
 
 // Faults are delays a crash test injects so that a kill lands inside a
@@ -205,7 +209,7 @@ func DefaultConfig() Config {
 			MaxAckPending: 20000, AckWait: Duration{10 * time.Minute}, Replicas: 1},
 		HTTP:     HTTPConfig{Listen: "127.0.0.1:9464"},
 		Log:      LogConfig{Level: "info", Format: "auto"},
-		Snapshot: SnapshotConfig{Dir: "dcgpd-data/snapshots", Interval: Duration{30 * time.Second}, EveryMessages: 4096},
+		Snapshot: SnapshotConfig{Dir: "dcgpd-data/snapshots", Interval: Duration{30 * time.Second}, EveryMessages: 4096, Store: "file"},
 	}
 }
 
@@ -245,6 +249,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Snapshot.Interval.Duration < 100*time.Millisecond {
 		return fmt.Errorf("snapshot.interval: must be at least 100ms, got %v", c.Snapshot.Interval)
+	}
+	if c.Snapshot.Store != "file" && c.Snapshot.Store != "jetstream" {
+		return fmt.Errorf("snapshot.store: %q is not file or jetstream", c.Snapshot.Store)
 	}
 	if c.Snapshot.EveryMessages < 1 {
 		return fmt.Errorf("snapshot.every_messages: must be >= 1, got %d", c.Snapshot.EveryMessages)

@@ -28,6 +28,8 @@ type Daemon struct {
 
 	emb   *Embedded
 	nc    *nats.Conn
+	// jsStore holds the snapshots when snapshot.store is jetstream.
+	jsStore *JetStreamStore
 	ready atomic.Bool
 	// natsURL is where other programs reach the server the daemon uses.
 	natsURL  string
@@ -157,6 +159,11 @@ func (d *Daemon) connect(ctx context.Context) (jetstream.JetStream, error) {
 	if _, err := setupStreams(sctx, js, c); err != nil {
 		return nil, err
 	}
+	if d.cfg.Snapshot.Store == "jetstream" && d.cfg.Snapshot.Dir != "off" {
+		if d.jsStore, err = NewJetStreamStore(sctx, js, c.Replicas); err != nil {
+			return nil, err
+		}
+	}
 	return js, nil
 }
 
@@ -167,6 +174,9 @@ func (d *Daemon) startModels(ctx context.Context, sink Sink) error {
 		r, err := NewRunner(&d.cfg, m, sink, d.log, d.met)
 		if err != nil {
 			return fmt.Errorf("model %s: %w", m.Name, err)
+		}
+		if d.jsStore != nil && r.store != nil {
+			r.store = d.jsStore
 		}
 		d.runners[m.Name] = r
 		d.order = append(d.order, r)
