@@ -26,11 +26,11 @@ type Daemon struct {
 	runners map[string]*Runner
 	order   []*Runner
 
-	emb   *Embedded
-	nc    *nats.Conn
+	emb *Embedded
+	nc  *nats.Conn
 	// jsStore holds the snapshots when snapshot.store is jetstream.
 	jsStore *JetStreamStore
-	ready atomic.Bool
+	ready   atomic.Bool
 	// natsURL is where other programs reach the server the daemon uses.
 	natsURL  string
 	httpAddr string
