@@ -41,6 +41,7 @@ type Config struct {
 	HTTP     HTTPConfig     `toml:"http"`
 	Log      LogConfig      `toml:"log"`
 	Snapshot SnapshotConfig `toml:"snapshot"`
+	Cluster  ClusterConfig  `toml:"cluster"`
 	Models   []ModelConfig  `toml:"models"`
 	// Faults injects delays for crash tests (never set from the file).
 	Faults Faults `toml:"-"`
@@ -209,6 +210,7 @@ func DefaultConfig() Config {
 			MaxAckPending: 20000, AckWait: Duration{10 * time.Minute}, Replicas: 1},
 		HTTP:     HTTPConfig{Listen: "127.0.0.1:9464"},
 		Log:      LogConfig{Level: "info", Format: "auto"},
+		Cluster:  ClusterConfig{Lease: Duration{10 * time.Second}},
 		Snapshot: SnapshotConfig{Dir: "dcgpd-data/snapshots", Interval: Duration{30 * time.Second}, EveryMessages: 4096, Store: "file"},
 	}
 }
@@ -252,6 +254,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Snapshot.Store != "file" && c.Snapshot.Store != "jetstream" {
 		return fmt.Errorf("snapshot.store: %q is not file or jetstream", c.Snapshot.Store)
+	}
+	if err := c.validateCluster(); err != nil {
+		return err
 	}
 	if c.Snapshot.EveryMessages < 1 {
 		return fmt.Errorf("snapshot.every_messages: must be >= 1, got %d", c.Snapshot.EveryMessages)

@@ -23,6 +23,7 @@ type Daemon struct {
 	log     zerolog.Logger
 	reg     *prometheus.Registry
 	met     *Metrics
+	runMu   sync.RWMutex // guards runners (cluster mode changes it)
 	runners map[string]*Runner
 	order   []*Runner
 
@@ -59,7 +60,23 @@ func (d *Daemon) NATSURL() string { return d.natsURL }
 func (d *Daemon) HTTPAddr() string { return d.httpAddr }
 
 // Runner returns a model's runner, or nil.
-func (d *Daemon) Runner(name string) *Runner { return d.runners[name] }
+func (d *Daemon) Runner(name string) *Runner {
+	d.runMu.RLock()
+	defer d.runMu.RUnlock()
+	return d.runners[name]
+}
+
+// setRunner records (r nil: removes) the runner of a model this instance
+// owns.
+func (d *Daemon) setRunner(name string, r *Runner) {
+	d.runMu.Lock()
+	defer d.runMu.Unlock()
+	if r == nil {
+		delete(d.runners, name)
+	} else {
+		d.runners[name] = r
+	}
+}
 
 // Run connects (starting an embedded server if no URL is configured),
 // creates or binds the streams, restores every model from its snapshot,
@@ -98,6 +115,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}()
 	}
 	sink := newNATSSink(d.nc, js, d.cfg.NATS.Prefix, d.log)
+	if d.cfg.Cluster.Enabled {
+		return d.serveCluster(ctx, js, sink)
+	}
 	if err := d.startModels(ctx, sink); err != nil {
 		return err
 	}
@@ -135,6 +155,20 @@ func (d *Daemon) Run(ctx context.Context) error {
 	wg.Wait()
 	d.flush(js, sink)
 	return nil
+}
+
+// serveCluster is Run's cluster mode: models come and go with their
+// leases (cluster.go).
+func (d *Daemon) serveCluster(ctx context.Context, js jetstream.JetStream, sink *natsSink) error {
+	svc, err := startService(d.nc, d)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = svc.Stop() }()
+	err = d.runCluster(ctx, js, sink)
+	d.ready.Store(false)
+	d.flush(js, sink)
+	return err
 }
 
 // connect opens the NATS connection (in process to an embedded server)
@@ -220,32 +254,35 @@ func (d *Daemon) consume(ctx context.Context, js jetstream.JetStream) ([]*consum
 		if err != nil {
 			return nil, fmt.Errorf("consumer for model %s: %w", r.Name(), err)
 		}
-		cc, err := cons.Consume(func(msg jetstream.Msg) {
-			var seq uint64
-			if md, err := msg.Metadata(); err == nil {
-				seq = md.Sequence.Stream
-			}
-			m, err := DecodeObs(msg.Data())
-			if err == nil && m.Model != r.Name() {
-				err = reject(ReasonModel, "message for model %q on %s", m.Model, msg.Subject())
-			}
-			if err != nil {
-				var rej *Rejection
-				if !errors.As(err, &rej) {
-					rej = reject(ReasonMalformed, "%v", err)
-				}
-				m = &ObsMessage{rejected: rej}
-			}
-			if err := r.Submit(ctx, m, seq, msg); err != nil {
-				return // shutting down: the message is redelivered later
-			}
-		}, jetstream.PullMaxMessages(min(c.MaxAckPending, 2000)))
+		cc, err := cons.Consume(func(msg jetstream.Msg) { d.deliver(ctx, r, msg, msg) },
+			jetstream.PullMaxMessages(min(c.MaxAckPending, 2000)))
 		if err != nil {
 			return nil, fmt.Errorf("consuming for model %s: %w", r.Name(), err)
 		}
 		out = append(out, &consumer{r: r, cons: cons, ctx: cc})
 	}
 	return out, nil
+}
+
+// deliver decodes one input message and submits it to the model's
+// runner, acknowledged later through ack.
+func (d *Daemon) deliver(ctx context.Context, r *Runner, msg jetstream.Msg, ack Acker) {
+	var seq uint64
+	if md, err := msg.Metadata(); err == nil {
+		seq = md.Sequence.Stream
+	}
+	m, err := DecodeObs(msg.Data())
+	if err == nil && m.Model != r.Name() {
+		err = reject(ReasonModel, "message for model %q on %s", m.Model, msg.Subject())
+	}
+	if err != nil {
+		var rej *Rejection
+		if !errors.As(err, &rej) {
+			rej = reject(ReasonMalformed, "%v", err)
+		}
+		m = &ObsMessage{rejected: rej}
+	}
+	_ = r.Submit(ctx, m, seq, ack) // an error: shutting down, the message is redelivered later
 }
 
 // bindConsumer creates the model's durable consumer so that its first

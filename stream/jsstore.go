@@ -187,3 +187,37 @@ func objectName(model string) string {
 	_, _ = rand.Read(r[:])
 	return fmt.Sprintf("%s/%d-%s", model, time.Now().UnixNano(), hex.EncodeToString(r[:]))
 }
+
+// Claim moves a model's pointer to a new revision without changing what
+// it names (creating an empty pointer if there is none), from the
+// revision this instance last read: a new owner calls it right after its
+// restore, so that a previous owner's later Write is refused even if the
+// new one has not written a snapshot yet.
+func (s *JetStreamStore) Claim(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	s.mu.Lock()
+	seen, known := s.seen[name]
+	s.mu.Unlock()
+	if !known {
+		return fmt.Errorf("snapshot pointer of %s: claimed before it was read", name)
+	}
+	val, _ := json.Marshal(seen.p)
+	var rev uint64
+	var err error
+	if seen.rev == 0 {
+		rev, err = s.kv.Create(ctx, name, val)
+	} else {
+		rev, err = s.kv.Update(ctx, name, val, seen.rev)
+	}
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return fmt.Errorf("claiming the snapshot of %s: %w", name, ErrFenced)
+		}
+		return fmt.Errorf("claiming the snapshot of %s: %w", name, err)
+	}
+	s.mu.Lock()
+	s.seen[name] = seenPointer{seen.p, rev}
+	s.mu.Unlock()
+	return nil
+}

@@ -267,7 +267,9 @@ func (s *natsSink) awaitAcks() {
 			case <-p.fut.Ok():
 			case err = <-p.fut.Err():
 			}
-			if err == nil || s.closing.Load() {
+			// A fenced output (another owner published a newer fence)
+			// is refused for good: sending it again cannot help.
+			if err == nil || s.closing.Load() || isFenceError(err) {
 				p.done(err)
 				break
 			}
