@@ -71,9 +71,13 @@ func (d *Daemon) runCluster(ctx context.Context, js jetstream.JetStream, sink *n
 	id := k.instanceName()
 	ttl := k.Lease.Duration
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	l, err := newLeases(sctx, js, id, ttl, d.cfg.NATS.Replicas)
+	var l *leases
+	err := retrySetup(sctx, func(actx context.Context) (err error) {
+		l, err = newLeases(actx, js, id, ttl, d.cfg.NATS.Replicas)
+		return err
+	})
 	if err == nil {
-		err = addFenceSubjects(sctx, js, d.cfg.NATS.Prefix)
+		err = retrySetup(sctx, func(actx context.Context) error { return addFenceSubjects(actx, js, d.cfg.NATS.Prefix) })
 	}
 	if err == nil {
 		err = l.announce(sctx, nil)

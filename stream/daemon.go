@@ -190,15 +190,39 @@ func (d *Daemon) connect(ctx context.Context) (jetstream.JetStream, error) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := setupStreams(sctx, js, c); err != nil {
+	err = retrySetup(sctx, func(actx context.Context) error {
+		_, err := setupStreams(actx, js, c)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	if d.cfg.Snapshot.Store == "jetstream" && d.cfg.Snapshot.Dir != "off" {
-		if d.jsStore, err = NewJetStreamStore(sctx, js, c.Replicas); err != nil {
+		err = retrySetup(sctx, func(actx context.Context) (err error) {
+			d.jsStore, err = NewJetStreamStore(actx, js, c.Replicas)
+			return err
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
 	return js, nil
+}
+
+// retrySetup runs a stream or bucket setup in attempts of at most 3 s
+// until it succeeds or ctx ends: on a replicated cluster, instances that
+// create the same stream at the same moment can each wait for an answer
+// that never comes (measured: three concurrent creates of an R3 stream
+// all timed out at 30 s; a second attempt succeeded at once).
+func retrySetup(ctx context.Context, setup func(context.Context) error) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		err := setup(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+	}
 }
 
 // startModels builds every model's runner and restores it from its
