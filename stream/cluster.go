@@ -329,7 +329,7 @@ type fence struct {
 // consumer after the state and starts the runner.
 func (n *clusterNode) start(ctx context.Context, s *slot, m ModelConfig) error {
 	d := n.d
-	sink := &fencedSink{base: n.sink, slot: s, fenceSubj: d.cfg.NATS.Prefix + ".fence." + m.Name}
+	sink := newFencedSink(n.sink, s, d.cfg.NATS.Prefix+".fence."+m.Name)
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	fb, _ := json.Marshal(fence{Instance: s.instance, Epoch: s.epoch})
@@ -355,9 +355,12 @@ func (n *clusterNode) start(ctx context.Context, s *slot, m ModelConfig) error {
 	}
 	rctx, stop := context.WithCancel(context.Background())
 	s.r, s.cancel = r, stop
+	ran := make(chan struct{})
 	go func() {
 		defer close(s.done)
+		go sink.run(ran)
 		_ = r.Run(rctx)
+		close(ran)
 	}()
 	s.cons, err = cons.Consume(func(msg jetstream.Msg) { d.deliver(rctx, r, msg, gatedAck{msg: msg, slot: s}) },
 		jetstream.PullMaxMessages(min(d.cfg.NATS.MaxAckPending, 2000)))

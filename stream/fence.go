@@ -1,8 +1,10 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -38,11 +40,28 @@ func isFenceError(err error) bool {
 // left it: once a successor publishes its own fence, the server refuses
 // every output of this owner. Nothing at all is sent once the owner's
 // local lease deadline has passed.
+//
+// Outputs of one model go one at a time: a replicated stream refuses an
+// expected-sequence publish while another on the same subject is in
+// flight (nats-server jetstream_batching.go, "last sequence by subject
+// mismatch"; measured: 997 of 1000 pipelined fenced publishes refused on
+// R3). Models still publish in parallel, each on its own fence subject.
 type fencedSink struct {
 	base      *natsSink
 	slot      *slot
 	fenceSubj string
 	fenceSeq  uint64
+	queue     chan fencedOut
+}
+
+type fencedOut struct {
+	msg  *nats.Msg
+	id   string
+	done func(error)
+}
+
+func newFencedSink(base *natsSink, s *slot, fenceSubj string) *fencedSink {
+	return &fencedSink{base: base, slot: s, fenceSubj: fenceSubj, queue: make(chan fencedOut, 8192)}
 }
 
 func (f *fencedSink) Publish(subject, msgID string, data []byte, done func(error)) {
@@ -53,18 +72,58 @@ func (f *fencedSink) Publish(subject, msgID string, data []byte, done func(error
 	m := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
 	m.Header.Set(InstanceHeader, f.slot.instance)
 	m.Header.Set(EpochHeader, strconv.FormatUint(f.slot.epoch, 10))
-	fut, err := f.base.js.PublishMsgAsync(m, jetstream.WithMsgID(msgID),
-		jetstream.WithExpectLastSequenceForSubject(f.fenceSeq, f.fenceSubj))
-	if err != nil {
-		done(err)
-		return
+	f.queue <- fencedOut{msg: m, id: msgID, done: done}
+}
+
+// run sends the queued outputs in order until the runner has stopped
+// (stop closed) and the queue is empty.
+func (f *fencedSink) run(stop <-chan struct{}) {
+	for {
+		select {
+		case o := <-f.queue:
+			f.send(o)
+		case <-stop:
+			for {
+				select {
+				case o := <-f.queue:
+					f.send(o)
+				default:
+					return
+				}
+			}
+		}
 	}
-	f.base.pending <- pendingPub{fut: fut, done: func(err error) {
+}
+
+// send publishes one output, again after a timeout or lost connection,
+// until the server stores it, refuses it as fenced, or the lease ends.
+func (f *fencedSink) send(o fencedOut) {
+	wait := 50 * time.Millisecond
+	for {
+		if !f.slot.valid() {
+			o.done(errLeaseLost)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := f.base.js.PublishMsg(ctx, o.msg, jetstream.WithMsgID(o.id),
+			jetstream.WithExpectLastSequenceForSubject(f.fenceSeq, f.fenceSubj))
+		cancel()
+		if err == nil {
+			o.done(nil)
+			return
+		}
 		if isFenceError(err) {
 			f.slot.fenced()
+			o.done(err)
+			return
 		}
-		done(err)
-	}}
+		f.base.retries.Add(1)
+		if n, ok := f.base.limit.allow(); ok {
+			f.base.log.Warn().Err(err).Int("suppressed", n).Msg("output not confirmed by the server; publishing it again")
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 func (f *fencedSink) Latest(model string, data []byte) {
