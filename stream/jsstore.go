@@ -90,10 +90,29 @@ func (s *JetStreamStore) pointer(ctx context.Context, name string) (jsPointer, u
 	if err != nil {
 		return p, 0, fmt.Errorf("snapshot pointer of %s: %w", name, err)
 	}
-	if err := json.Unmarshal(e.Value(), &p); err != nil {
-		return p, 0, fmt.Errorf("snapshot pointer of %s: %w: %v", name, snapshot.ErrCorrupt, err)
+	p, err = decodePointer(e.Value())
+	if err != nil {
+		return p, 0, fmt.Errorf("snapshot pointer of %s: %w", name, err)
 	}
 	return p, e.Revision(), nil
+}
+
+// decodePointer parses and checks a pointer value: each entry names an
+// object with a size and a 64-digit hex SHA-256.
+func decodePointer(b []byte) (jsPointer, error) {
+	var p jsPointer
+	if err := json.Unmarshal(b, &p); err != nil {
+		return jsPointer{}, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
+	}
+	for _, o := range []*jsObject{p.Current, p.Previous} {
+		if o == nil {
+			continue
+		}
+		if _, err := hex.DecodeString(o.SHA256); err != nil || len(o.SHA256) != 64 || o.Name == "" || o.Size < 0 {
+			return jsPointer{}, fmt.Errorf("%w: pointer entry %q: needs a name, a size >= 0 and a hex SHA-256", snapshot.ErrCorrupt, o.Name)
+		}
+	}
+	return p, nil
 }
 
 // Read implements snapshot.Store. Reading the current generation also

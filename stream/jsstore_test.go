@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,4 +158,27 @@ func TestJetStreamStoreFencing(t *testing.T) {
 		}
 		t.Fatalf("%d objects %v, want 3", len(infos), names)
 	}
+}
+
+// FuzzDecodePointer: any bytes in the pointer bucket give a checked
+// pointer or ErrCorrupt, never a panic; a valid pointer round-trips.
+func FuzzDecodePointer(f *testing.F) {
+	f.Add([]byte(`{"current":{"name":"m/1-ab","size":3,"sha256":"` + strings.Repeat("0a", 32) + `"}}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"current":{"name":"","size":-1,"sha256":"zz"}}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := decodePointer(b)
+		if err != nil {
+			if !errors.Is(err, snapshot.ErrCorrupt) {
+				t.Fatalf("error not ErrCorrupt: %v", err)
+			}
+			return
+		}
+		for _, o := range []*jsObject{p.Current, p.Previous} {
+			if o != nil && (o.Name == "" || o.Size < 0 || len(o.SHA256) != 64) {
+				t.Fatalf("unchecked entry %+v", o)
+			}
+		}
+	})
 }
