@@ -130,6 +130,7 @@ func addFenceSubjects(ctx context.Context, js jetstream.JetStream, prefix string
 // assigned to it (or that stayed unowned for two leases), handing over
 // those assigned to another live instance.
 func (n *clusterNode) step(ctx context.Context, take bool) {
+	began := time.Now()
 	n.renewAll(ctx)
 	owned := make([]string, 0, len(n.slots))
 	for name := range n.slots {
@@ -161,6 +162,13 @@ func (n *clusterNode) step(ctx context.Context, take bool) {
 			if !n.orphan(ctx, m.Name) {
 				continue
 			}
+		}
+		// Takeovers are sequential and each restores a snapshot: past
+		// this budget the rest wait for the next step, so that the
+		// renewals of the models already held are not delayed towards
+		// their safety margin.
+		if time.Since(began) > n.ttl/4 {
+			continue
 		}
 		n.acquire(ctx, *m)
 	}
