@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,15 +18,16 @@ import (
 type slot struct {
 	model    string
 	instance string
-	epoch    uint64 // lease revision won
-	rev      uint64 // lease revision held now (control loop only)
+	epoch    uint64        // lease revision won
+	rev      atomic.Uint64 // lease revision held now
 	deadline atomic.Pointer[time.Time]
 	lost     atomic.Bool
-	leaving  bool // handing over: runner stopping, lease still renewed
-	r        *Runner
-	cons     jetstream.ConsumeContext
-	cancel   context.CancelFunc
-	done     chan struct{} // closed when the runner has stopped
+	leaving  atomic.Bool // handing over: runner stopping, lease still renewed
+	// Set by start and read by drop and handOver, under clusterNode.mu.
+	r      *Runner
+	cons   jetstream.ConsumeContext
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the runner has stopped
 }
 
 // valid reports whether this owner may still publish, acknowledge or
@@ -58,8 +60,9 @@ type clusterNode struct {
 	l       *leases
 	sink    *natsSink
 	ttl     time.Duration
-	slots   map[string]*slot
-	unowned map[string]time.Time
+	mu      sync.Mutex           // guards slots and the slots' runner fields
+	slots   map[string]*slot     // held leases, including models still starting
+	unowned map[string]time.Time // control loop only
 	met     *clusterMetrics
 	log     zerolog.Logger
 }
@@ -91,6 +94,19 @@ func (d *Daemon) runCluster(ctx context.Context, js jetstream.JetStream, sink *n
 	d.ready.Store(true)
 	close(d.started)
 	n.log.Info().Int("models", len(d.cfg.Models)).Str("nats", d.natsURL).Str("http", d.httpAddr).Dur("lease", ttl).Msg("dcgpd serving")
+	// Renewals run on their own, so that a slow takeover never delays
+	// them towards the safety margin; they go on through the handovers
+	// at shutdown.
+	rctx, stopRenewing := context.WithCancel(context.Background())
+	renewing := make(chan struct{})
+	go func() {
+		defer close(renewing)
+		n.renewLoop(rctx)
+	}()
+	defer func() {
+		stopRenewing()
+		<-renewing
+	}()
 	// The first step waits one period, so that instances started together
 	// see each other's announcements before any takes a model.
 	tick := time.NewTicker(ttl / 3)
@@ -101,7 +117,21 @@ func (d *Daemon) runCluster(ctx context.Context, js jetstream.JetStream, sink *n
 			n.leave()
 			return nil
 		case <-tick.C:
-			n.step(ctx, true)
+			n.step(ctx)
+		}
+	}
+}
+
+// renewLoop renews the held leases every lease/3 until ctx ends.
+func (n *clusterNode) renewLoop(ctx context.Context) {
+	t := time.NewTicker(n.ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n.renewAll(ctx)
 		}
 	}
 }
@@ -125,23 +155,24 @@ func addFenceSubjects(ctx context.Context, js jetstream.JetStream, prefix string
 	return nil
 }
 
-// step renews every held lease, announces this instance, and moves
-// models as assign spreads them over the live instances: acquiring those
-// assigned to it (or that stayed unowned for two leases), handing over
-// those assigned to another live instance.
-func (n *clusterNode) step(ctx context.Context, take bool) {
+// step announces this instance and moves models as assign spreads them
+// over the live instances: acquiring those assigned to it (or that stayed
+// unowned for two leases), handing over those assigned to another live
+// instance.
+func (n *clusterNode) step(ctx context.Context) {
 	began := time.Now()
-	n.renewAll(ctx)
+	n.mu.Lock()
 	owned := make([]string, 0, len(n.slots))
 	for name := range n.slots {
 		owned = append(owned, name)
 	}
+	n.mu.Unlock()
 	slices.Sort(owned)
 	actx, cancel := context.WithTimeout(ctx, n.ttl/4)
 	_ = n.l.announce(actx, owned)
 	members, err := n.l.live(actx)
 	cancel()
-	if err != nil || !take {
+	if err != nil {
 		return
 	}
 	names := make([]string, len(n.d.cfg.Models))
@@ -152,10 +183,13 @@ func (n *clusterNode) step(ctx context.Context, take bool) {
 	for i := range n.d.cfg.Models {
 		m := &n.d.cfg.Models[i]
 		pref := plan[m.Name]
-		if s := n.slots[m.Name]; s != nil {
-			if pref != n.l.id && !s.leaving {
-				n.handOver(s)
-			}
+		n.mu.Lock()
+		s := n.slots[m.Name]
+		if s != nil && pref != n.l.id && !s.leaving.Load() && s.r != nil {
+			n.handOver(s)
+		}
+		n.mu.Unlock()
+		if s != nil {
 			continue
 		}
 		if pref != n.l.id {
@@ -164,15 +198,12 @@ func (n *clusterNode) step(ctx context.Context, take bool) {
 			}
 		}
 		// Takeovers are sequential and each restores a snapshot: past
-		// this budget the rest wait for the next step, so that the
-		// renewals of the models already held are not delayed towards
-		// their safety margin.
+		// this budget the rest wait for the next step.
 		if time.Since(began) > n.ttl/4 {
 			continue
 		}
 		n.acquire(ctx, *m)
 	}
-	n.met.owned.Set(float64(len(n.slots)))
 }
 
 // orphan reports a model no instance has held for two leases (its
@@ -196,31 +227,41 @@ func (n *clusterNode) orphan(ctx context.Context, model string) bool {
 // renewAll renews every held lease, drops those lost, and releases those
 // whose handover has finished.
 func (n *clusterNode) renewAll(ctx context.Context) {
-	for name, s := range n.slots {
-		if s.leaving && closed(s.done) {
+	n.mu.Lock()
+	held := make([]*slot, 0, len(n.slots))
+	for _, s := range n.slots {
+		held = append(held, s)
+	}
+	n.mu.Unlock()
+	for _, s := range held {
+		if s.leaving.Load() && closed(s.done) {
 			rctx, cancel := context.WithTimeout(ctx, n.ttl/4)
-			err := n.l.release(rctx, name, s.rev)
+			err := n.l.release(rctx, s.model, s.rev.Load())
 			cancel()
+			n.mu.Lock()
 			n.forget(s)
+			n.mu.Unlock()
 			n.met.handovers.WithLabelValues("released").Inc()
-			n.log.Info().Str("model", name).Uint64("epoch", s.epoch).AnErr("release", err).Msg("model handed over")
+			n.log.Info().Str("model", s.model).Uint64("epoch", s.epoch).AnErr("release", err).Msg("model handed over")
 			continue
 		}
 		sent := time.Now()
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.ttl/4)
-		rev, err := n.l.renew(rctx, name, s.rev)
+		rctx, cancel := context.WithTimeout(ctx, n.ttl/4)
+		rev, err := n.l.renew(rctx, s.model, s.rev.Load())
 		cancel()
 		if err == nil && !s.lost.Load() {
-			s.rev = rev
+			s.rev.Store(rev)
 			s.extend(sent, n.ttl)
 			n.met.renewals.WithLabelValues("ok").Inc()
 			continue
 		}
 		n.met.renewals.WithLabelValues("failed").Inc()
 		if errors.Is(err, errLeaseHeld) || s.lost.Load() || !s.valid() {
+			n.mu.Lock()
 			n.drop(s, err)
+			n.mu.Unlock()
 		} else {
-			n.log.Warn().Err(err).Str("model", name).Msg("lease renewal failed; retrying until the safety margin")
+			n.log.Warn().Err(err).Str("model", s.model).Msg("lease renewal failed; retrying until the safety margin")
 		}
 	}
 }
@@ -234,16 +275,18 @@ func closed(c chan struct{}) bool {
 	}
 }
 
-// forget removes a slot from this instance.
+// forget removes a slot from this instance (n.mu held).
 func (n *clusterNode) forget(s *slot) {
-	delete(n.slots, s.model)
-	n.d.setRunner(s.model, nil)
+	if n.slots[s.model] == s {
+		delete(n.slots, s.model)
+		n.d.setRunner(s.model, nil)
+	}
 	n.met.owned.Set(float64(len(n.slots)))
 }
 
 // drop stops a model whose lease is lost: nothing more is published,
 // acknowledged or snapshotted (the gates close first), and its runner
-// stops in the background.
+// stops in the background (n.mu held).
 func (n *clusterNode) drop(s *slot, why error) {
 	s.fenced()
 	if s.cons != nil {
@@ -259,34 +302,41 @@ func (n *clusterNode) drop(s *slot, why error) {
 
 // handOver starts a clean handover: stop pulling, let the runner
 // snapshot and acknowledge (the lease is still renewed meanwhile), then
-// release (in renewAll, once the runner has stopped).
+// release (in renewAll, once the runner has stopped). n.mu held; the
+// slot has started.
 func (n *clusterNode) handOver(s *slot) {
-	s.leaving = true
+	s.leaving.Store(true)
 	s.cons.Stop()
 	s.cancel()
 	n.log.Info().Str("model", s.model).Uint64("epoch", s.epoch).Msg("handing model over")
 }
 
-// leave hands every model over at shutdown, renewing leases while the
-// runners snapshot, and withdraws this instance.
+// leave hands every model over at shutdown (the renewals go on
+// meanwhile) and withdraws this instance.
 func (n *clusterNode) leave() {
-	ctx := context.Background()
+	n.mu.Lock()
 	for _, s := range n.slots {
-		if !s.leaving {
+		if !s.leaving.Load() && s.r != nil {
 			n.handOver(s)
 		}
 	}
+	n.mu.Unlock()
 	deadline := time.Now().Add(30 * time.Second)
-	for len(n.slots) > 0 && time.Now().Before(deadline) {
-		n.step(ctx, false)
-		if len(n.slots) > 0 {
-			time.Sleep(50 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		n.mu.Lock()
+		left := len(n.slots)
+		n.mu.Unlock()
+		if left == 0 {
+			break
 		}
+		time.Sleep(50 * time.Millisecond)
 	}
+	n.mu.Lock()
 	for _, s := range n.slots {
-		n.drop(s, errors.New("shutdown: the runner did not stop in 30s"))
+		n.drop(s, errors.New("shutdown: the model was not handed over in 30s"))
 	}
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	n.mu.Unlock()
+	wctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	n.l.withdraw(wctx)
 	cancel()
 }
@@ -305,21 +355,29 @@ func (n *clusterNode) acquire(ctx context.Context, m ModelConfig) {
 		return
 	}
 	delete(n.unowned, m.Name)
-	s := &slot{model: m.Name, instance: n.l.id, epoch: epoch, rev: epoch, done: make(chan struct{})}
+	s := &slot{model: m.Name, instance: n.l.id, epoch: epoch, done: make(chan struct{})}
+	s.rev.Store(epoch)
 	s.extend(sent, n.ttl)
-	if err := n.start(ctx, s, m); err != nil {
-		s.fenced()
-		if s.cancel != nil {
-			s.cancel()
-		}
+	// Held from now on: renewed while it starts.
+	n.mu.Lock()
+	n.slots[m.Name] = s
+	n.mu.Unlock()
+	err = n.start(ctx, s, m)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if err == nil && s.lost.Load() {
+		err = errLeaseLost
+	}
+	if err != nil {
+		n.drop(s, err)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.ttl/4)
-		_ = n.l.release(rctx, m.Name, s.rev)
+		_ = n.l.release(rctx, m.Name, s.rev.Load())
 		cancel()
 		n.log.Error().Err(err).Str("model", m.Name).Msg("model not started; lease released")
 		return
 	}
-	n.slots[m.Name] = s
 	n.d.setRunner(m.Name, s.r)
+	n.met.owned.Set(float64(len(n.slots)))
 	took := time.Since(sent)
 	n.met.handovers.WithLabelValues("acquired").Inc()
 	n.met.takeover.Observe(took.Seconds())
@@ -362,7 +420,6 @@ func (n *clusterNode) start(ctx context.Context, s *slot, m ModelConfig) error {
 		return fmt.Errorf("consumer: %w", err)
 	}
 	rctx, stop := context.WithCancel(context.Background())
-	s.r, s.cancel = r, stop
 	ran := make(chan struct{})
 	go func() {
 		defer close(s.done)
@@ -370,8 +427,14 @@ func (n *clusterNode) start(ctx context.Context, s *slot, m ModelConfig) error {
 		_ = r.Run(rctx)
 		close(ran)
 	}()
-	s.cons, err = cons.Consume(func(msg jetstream.Msg) { d.deliver(rctx, r, msg, gatedAck{msg: msg, slot: s}) },
+	cc, err := cons.Consume(func(msg jetstream.Msg) { d.deliver(rctx, r, msg, gatedAck{msg: msg, slot: s}) },
 		jetstream.PullMaxMessages(min(d.cfg.NATS.MaxAckPending, 2000)))
+	n.mu.Lock()
+	s.r, s.cancel, s.cons = r, stop, cc
+	n.mu.Unlock()
+	if err != nil {
+		stop()
+	}
 	return err
 }
 
@@ -407,5 +470,10 @@ func (n *clusterNode) bindOwned(ctx context.Context, r *Runner, s *slot) (jetstr
 	if after := r.Applied(); after > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
 	}
-	return st.CreateOrUpdateConsumer(ctx, cfg)
+	var cons jetstream.Consumer
+	err = retrySetup(ctx, func(actx context.Context) (err error) {
+		cons, err = st.CreateOrUpdateConsumer(actx, cfg)
+		return err
+	})
+	return cons, err
 }
