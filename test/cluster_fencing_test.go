@@ -111,6 +111,7 @@ func TestClusterFencing(t *testing.T) {
 		t.Cleanup(func() {
 			_ = p.cmd.Process.Signal(syscall.SIGCONT)
 			p.stop(t)
+			noRace(t, p)
 		})
 		if _, err := p.waitLog("dcgpd serving", 1, time.Minute); err != nil {
 			t.Fatal(err)

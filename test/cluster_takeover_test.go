@@ -50,13 +50,14 @@ func watchOutputs(t *testing.T, nc *nats.Conn) *seenOutputs {
 }
 
 // waitDone waits until every model's last bin has a filtered estimate and
-// nothing has come for 3 s.
+// nothing has come for 5 s (a re-smooth's revisions come at once when it
+// is swapped in; 3 s was too short under -race).
 func (o *seenOutputs) waitDone(t *testing.T, c *cluster, models int, d time.Duration, tail func() string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
 		o.mu.Lock()
-		done := time.Since(o.last) > 3*time.Second
+		done := time.Since(o.last) > 5*time.Second
 		for i := 0; i < models && done; i++ {
 			_, done = o.byID[lastID(c, i)]
 		}
@@ -163,7 +164,10 @@ func TestClusterTakeover(t *testing.T) {
 	var procs []*dcgpdProc
 	start := func() *dcgpdProc {
 		p := startDcgpd(t, cfgPath, "")
-		t.Cleanup(func() { p.stop(t) })
+		t.Cleanup(func() {
+			p.stop(t)
+			noRace(t, p)
+		})
 		if _, err := p.waitLog("dcgpd serving", 1, time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +218,10 @@ func TestClusterTakeover(t *testing.T) {
 	sort.Strings(victimModels)
 	victim.kill(t)
 	killed := time.Now()
-	t.Logf("kill -9 of %s, owner of %v, at %d of %d outputs", dead, victimModels, len(seen.byID), len(ref))
+	seen.mu.Lock()
+	before := len(seen.byID)
+	seen.mu.Unlock()
+	t.Logf("kill -9 of %s, owner of %v, at %d of %d outputs", dead, victimModels, before, len(ref))
 
 	// One server down and up again while the successors take over.
 	time.Sleep(500 * time.Millisecond)

@@ -3,6 +3,7 @@ package test
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"context"
 	"os"
 	"path/filepath"
@@ -135,6 +136,7 @@ func TestClusterSpread(t *testing.T) {
 				t.Logf("%s: %s", instanceOf(p), p.ownershipLog())
 			}
 			p.stop(t)
+			noRace(t, p)
 		})
 		procs = append(procs, p)
 	}
@@ -206,4 +208,18 @@ func (p *dcgpdProc) ownershipLog() string {
 		}
 	}
 	return fmt.Sprint(n, lost)
+}
+
+// noRace fails the test if a process built with -race (GOFLAGS=-race)
+// reported a data race.
+func noRace(t *testing.T, p *dcgpdProc) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, l := range p.raw {
+		if strings.Contains(l, "WARNING: DATA RACE") {
+			t.Errorf("%s reported a data race:\n%s", instanceOf(p), strings.Join(p.raw[i:min(len(p.raw), i+40)], "\n"))
+			return
+		}
+	}
 }
