@@ -2,12 +2,12 @@ package test
 
 import (
 	"bytes"
-	"fmt"
-	"strings"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
