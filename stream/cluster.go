@@ -390,14 +390,18 @@ type fence struct {
 	Epoch    uint64 `json:"epoch"`
 }
 
-// start fences the previous owner's outputs, restores the model from its
-// JetStream snapshot, claims the snapshot pointer, binds this epoch's
-// consumer after the state and starts the runner.
+// start deletes the previous owner's consumer, fences its outputs,
+// restores the model from its JetStream snapshot, claims the snapshot
+// pointer, binds this epoch's consumer after the state and starts the
+// runner.
 func (n *clusterNode) start(ctx context.Context, s *slot, m ModelConfig) error {
 	d := n.d
 	sink := newFencedSink(n.sink, s, d.cfg.NATS.Prefix+".fence."+m.Name)
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	if err := n.dropConsumers(sctx, m.Name); err != nil {
+		return fmt.Errorf("previous consumers: %w", err)
+	}
 	fb, _ := json.Marshal(fence{Instance: s.instance, Epoch: s.epoch})
 	ack, err := n.js.Publish(sctx, sink.fenceSubj, fb)
 	if err != nil {
@@ -438,9 +442,29 @@ func (n *clusterNode) start(ctx context.Context, s *slot, m ModelConfig) error {
 	return err
 }
 
+// dropConsumers deletes every consumer of the model's input subject (a
+// previous owner's): its acknowledgements then land on no consumer. It
+// runs before the fence, so that whatever arrives after the fence from
+// the previous owner is refused or void.
+func (n *clusterNode) dropConsumers(ctx context.Context, model string) error {
+	subj := n.d.cfg.NATS.Prefix + ".obs." + model
+	st, err := n.js.Stream(ctx, obsStream)
+	if err != nil {
+		return err
+	}
+	lister := st.ListConsumers(ctx)
+	for info := range lister.Info() {
+		if info.Config.FilterSubject == subj {
+			if err := st.DeleteConsumer(ctx, info.Name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+				return err
+			}
+		}
+	}
+	return lister.Err()
+}
+
 // bindOwned creates this epoch's consumer for the model right after its
-// state, first deleting every other consumer of the model's subject (a
-// previous owner's): its acknowledgements then land on no consumer.
+// state.
 func (n *clusterNode) bindOwned(ctx context.Context, r *Runner, s *slot) (jetstream.Consumer, error) {
 	c := &n.d.cfg.NATS
 	subj := c.Prefix + ".obs." + r.Name()
@@ -453,17 +477,6 @@ func (n *clusterNode) bindOwned(ctx context.Context, r *Runner, s *slot) (jetstr
 		return nil, fmt.Errorf("%w: it read input stream %s created at another time (the stream was replaced)", ErrSnapshotMismatch, obsStream)
 	}
 	r.stream = created
-	lister := st.ListConsumers(ctx)
-	for info := range lister.Info() {
-		if info.Config.FilterSubject == subj {
-			if err := st.DeleteConsumer(ctx, info.Name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-				return nil, err
-			}
-		}
-	}
-	if err := lister.Err(); err != nil {
-		return nil, err
-	}
 	cfg := jetstream.ConsumerConfig{Durable: fmt.Sprintf("dcgpd_%s_e%d", r.Name(), s.epoch), FilterSubject: subj,
 		AckPolicy: jetstream.AckAllPolicy, AckWait: c.AckWait.Duration, MaxAckPending: c.MaxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy, MaxDeliver: -1, InactiveThreshold: 10 * n.ttl}

@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/dcgpd/dcgpd/stream"
 	"github.com/dcgpd/dcgpd/stream/natstest"
@@ -87,11 +89,13 @@ func epochsOf(fences []event, instance string, held map[string]string) map[strin
 }
 
 // TestClusterFencing: an instance stopped (SIGSTOP) past its leases and
-// then continued (SIGCONT) publishes no output and acknowledges no input
-// of the epochs it lost after its successor took over (published its
-// fence). Watched on the subjects themselves: every output carries its
-// publisher's instance and epoch, every acknowledgement names the epoch's
-// consumer. The stopped instance must also notice the loss.
+// then continued (SIGCONT) publishes no output of the epochs it lost
+// after its successor took over (published its fence), and its
+// acknowledgements after that reach no consumer: the successor deleted
+// the epoch's consumer before its fence. Watched on the subjects
+// themselves: every output carries its publisher's instance and epoch,
+// every acknowledgement names the epoch's consumer. The stopped instance
+// must also notice the loss.
 func TestClusterFencing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs a 3-node JetStream cluster and two dcgpd processes")
@@ -202,11 +206,20 @@ func TestClusterFencing(t *testing.T) {
 				acked++
 			}
 		}
-		if pubs > 0 || acked > 0 {
-			t.Errorf("%s: after the successor's fence A's epoch %s published %d outputs and sent %d acknowledgements",
-				m, epoch, pubs, acked)
+		// The successor deletes the previous owner's consumer before it
+		// publishes its fence, so an acknowledgement arriving after the
+		// fence reaches no consumer. One written to A's socket buffer
+		// just before the stop is sent on SIGCONT: it is counted, and
+		// must be void.
+		_, cerr := js.Consumer(context.Background(), "DCGP_OBS", strings.Trim(consumer, "."))
+		if !errors.Is(cerr, jetstream.ErrConsumerNotFound) {
+			t.Errorf("%s: A's consumer %s still exists after the takeover (%v)", m, strings.Trim(consumer, "."), cerr)
+		}
+		if pubs > 0 {
+			t.Errorf("%s: after the successor's fence A's epoch %s published %d outputs", m, epoch, pubs)
 		} else {
-			t.Logf("%s: a successor fenced A's epoch %s; A published and acknowledged nothing of that epoch afterwards", m, epoch)
+			t.Logf("%s: a successor fenced A's epoch %s; afterwards A published nothing of that epoch, and %d acknowledgements of it arrived, to its deleted consumer (void)",
+				m, epoch, acked)
 		}
 	}
 	// Sanity: the watch could see A's acknowledgements and outputs at all.
