@@ -28,12 +28,14 @@ func (g Generation) String() string {
 var ErrNotFound = errors.New("no snapshot")
 
 // Store keeps each model's current snapshot and the previous one.
-// Implementations: FileStore, and in-memory or failing fakes in tests.
+// Implementations: FileStore, stream.JetStreamStore, storetest.Mem and
+// failing fakes in tests; storetest.Run is the contract they all pass.
 type Store interface {
 	// Write makes data the model's current snapshot, keeping the one it
 	// replaces as the previous; on error the current one is unchanged.
 	Write(name string, data []byte) error
-	// Read returns a generation's bytes, or an error wrapping ErrNotFound.
+	// Read returns a generation's bytes, or an error wrapping ErrNotFound,
+	// or ErrCorrupt when the store's own digest shows them damaged.
 	Read(name string, g Generation) ([]byte, error)
 }
 
@@ -147,6 +149,12 @@ func Load(s Store, name string) (m *Model, g Generation, refused []Refusal, err 
 	for _, g := range []Generation{Current, Previous} {
 		b, err := s.Read(name, g)
 		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if errors.Is(err, ErrCorrupt) {
+			// A store that checks a digest of its own (JetStream) reports
+			// damaged bytes this way: refused like a bad checksum.
+			refused = append(refused, Refusal{Generation: g, Err: err})
 			continue
 		}
 		if err != nil {

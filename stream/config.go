@@ -41,6 +41,7 @@ type Config struct {
 	HTTP     HTTPConfig     `toml:"http"`
 	Log      LogConfig      `toml:"log"`
 	Snapshot SnapshotConfig `toml:"snapshot"`
+	Cluster  ClusterConfig  `toml:"cluster"`
 	Models   []ModelConfig  `toml:"models"`
 	// Faults injects delays for crash tests (never set from the file).
 	Faults Faults `toml:"-"`
@@ -64,6 +65,10 @@ type SnapshotConfig struct {
 	// only once a snapshot covers it, and the server's cost of tracking
 	// a consumer's unacknowledged messages grows with their number.
 	EveryMessages int `toml:"every_messages"`
+	// Store is file (default: Dir on this machine) or jetstream (the
+	// dcgp_snapshots bucket and dcgp_snapshot_data object store, at
+	// nats.replicas; required by cluster mode).
+	Store string `toml:"store"`
 }
 
 // Faults are delays a crash test injects so that a kill lands inside a
@@ -86,7 +91,9 @@ type NATSConfig struct {
 	// "dcgpd-data/jetstream").
 	StoreDir string `toml:"store_dir"`
 	// Credentials for an external server: user/password, token, an nkey
-	// seed file or a creds (JWT) file; TLS files for mutual TLS.
+	// seed file or a creds (JWT) file; TLS files for mutual TLS. With no
+	// URL, the embedded server requires the token, user/password or nkey
+	// given here (embedded_auth.go).
 	User      string `toml:"user"`
 	Password  string `toml:"password"`
 	Token     string `toml:"token"`
@@ -104,6 +111,9 @@ type NATSConfig struct {
 	AckWait       Duration `toml:"ack_wait"`
 	// Replicas of the streams and buckets the daemon creates (default 1).
 	Replicas int `toml:"replicas"`
+	// OpenListen lets an embedded server listen off loopback without
+	// authentication (default false: refused).
+	OpenListen bool `toml:"open_listen"`
 }
 
 // HTTPConfig is the health and metrics endpoint.
@@ -211,7 +221,8 @@ func DefaultConfig() Config {
 			MaxAckPending: 20000, AckWait: Duration{10 * time.Minute}, Replicas: 1},
 		HTTP:     HTTPConfig{Listen: "127.0.0.1:9464"},
 		Log:      LogConfig{Level: "info", Format: "auto"},
-		Snapshot: SnapshotConfig{Dir: "dcgpd-data/snapshots", Interval: Duration{30 * time.Second}, EveryMessages: 4096},
+		Cluster:  ClusterConfig{Lease: Duration{10 * time.Second}},
+		Snapshot: SnapshotConfig{Dir: "dcgpd-data/snapshots", Interval: Duration{30 * time.Second}, EveryMessages: 4096, Store: "file"},
 	}
 }
 
@@ -252,6 +263,12 @@ func (c *Config) Validate() error {
 	if c.Snapshot.Interval.Duration < 100*time.Millisecond {
 		return fmt.Errorf("snapshot.interval: must be at least 100ms, got %v", c.Snapshot.Interval)
 	}
+	if c.Snapshot.Store != "file" && c.Snapshot.Store != "jetstream" {
+		return fmt.Errorf("snapshot.store: %q is not file or jetstream", c.Snapshot.Store)
+	}
+	if err := c.validateCluster(); err != nil {
+		return err
+	}
 	if c.Snapshot.EveryMessages < 1 {
 		return fmt.Errorf("snapshot.every_messages: must be >= 1, got %d", c.Snapshot.EveryMessages)
 	}
@@ -266,6 +283,11 @@ func (c *Config) Validate() error {
 	}
 	if n.Password != "" && n.User == "" {
 		return errors.New("nats.password: needs nats.user")
+	}
+	if n.URL == "" {
+		if err := checkEmbeddedListen(n); err != nil {
+			return err
+		}
 	}
 	if c.HTTP.Listen == "" {
 		// net.Listen would take every interface and a random port.

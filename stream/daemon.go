@@ -23,12 +23,15 @@ type Daemon struct {
 	log     zerolog.Logger
 	reg     *prometheus.Registry
 	met     *Metrics
+	runMu   sync.RWMutex // guards runners (cluster mode changes it)
 	runners map[string]*Runner
 	order   []*Runner
 
-	emb   *Embedded
-	nc    *nats.Conn
-	ready atomic.Bool
+	emb *Embedded
+	nc  *nats.Conn
+	// jsStore holds the snapshots when snapshot.store is jetstream.
+	jsStore *JetStreamStore
+	ready   atomic.Bool
 	// natsURL is where other programs reach the server the daemon uses.
 	natsURL  string
 	httpAddr string
@@ -57,7 +60,23 @@ func (d *Daemon) NATSURL() string { return d.natsURL }
 func (d *Daemon) HTTPAddr() string { return d.httpAddr }
 
 // Runner returns a model's runner, or nil.
-func (d *Daemon) Runner(name string) *Runner { return d.runners[name] }
+func (d *Daemon) Runner(name string) *Runner {
+	d.runMu.RLock()
+	defer d.runMu.RUnlock()
+	return d.runners[name]
+}
+
+// setRunner records (r nil: removes) the runner of a model this instance
+// owns.
+func (d *Daemon) setRunner(name string, r *Runner) {
+	d.runMu.Lock()
+	defer d.runMu.Unlock()
+	if r == nil {
+		delete(d.runners, name)
+	} else {
+		d.runners[name] = r
+	}
+}
 
 // Run connects (starting an embedded server if no URL is configured),
 // creates or binds the streams, restores every model from its snapshot,
@@ -66,7 +85,11 @@ func (d *Daemon) Runner(name string) *Runner { return d.runners[name] }
 // what it holds, waits for publish acknowledgements and closes.
 func (d *Daemon) Run(ctx context.Context) error {
 	if d.cfg.NATS.URL == "" {
-		emb, err := StartEmbedded(d.cfg.NATS.Listen, d.cfg.NATS.StoreDir, d.log)
+		auth, err := embeddedAuth(&d.cfg.NATS)
+		if err != nil {
+			return err
+		}
+		emb, err := StartEmbeddedAuth(d.cfg.NATS.Listen, d.cfg.NATS.StoreDir, auth, d.log)
 		if err != nil {
 			return err
 		}
@@ -92,6 +115,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}()
 	}
 	sink := newNATSSink(d.nc, js, d.cfg.NATS.Prefix, d.log)
+	if d.cfg.Cluster.Enabled {
+		return d.serveCluster(ctx, js, sink)
+	}
 	if err := d.startModels(ctx, sink); err != nil {
 		return err
 	}
@@ -131,6 +157,20 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return nil
 }
 
+// serveCluster is Run's cluster mode: models come and go with their
+// leases (cluster.go).
+func (d *Daemon) serveCluster(ctx context.Context, js jetstream.JetStream, sink *natsSink) error {
+	svc, err := startService(d.nc, d)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = svc.Stop() }()
+	err = d.runCluster(ctx, js, sink)
+	d.ready.Store(false)
+	d.flush(js, sink)
+	return err
+}
+
 // connect opens the NATS connection (in process to an embedded server)
 // and creates or binds the streams and bucket.
 func (d *Daemon) connect(ctx context.Context) (jetstream.JetStream, error) {
@@ -150,10 +190,39 @@ func (d *Daemon) connect(ctx context.Context) (jetstream.JetStream, error) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := setupStreams(sctx, js, c); err != nil {
+	err = retrySetup(sctx, func(actx context.Context) error {
+		_, err := setupStreams(actx, js, c)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
+	if d.cfg.Snapshot.Store == "jetstream" && d.cfg.Snapshot.Dir != "off" {
+		err = retrySetup(sctx, func(actx context.Context) (err error) {
+			d.jsStore, err = NewJetStreamStore(actx, js, c.Replicas)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	return js, nil
+}
+
+// retrySetup runs a stream or bucket setup in attempts of at most 3 s
+// until it succeeds or ctx ends: on a replicated cluster, instances that
+// create the same stream at the same moment can each wait for an answer
+// that never comes (measured: three concurrent creates of an R3 stream
+// all timed out at 30 s; a second attempt succeeded at once).
+func retrySetup(ctx context.Context, setup func(context.Context) error) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		err := setup(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+	}
 }
 
 // startModels builds every model's runner and restores it from its
@@ -166,6 +235,9 @@ func (d *Daemon) startModels(ctx context.Context, sink Sink) error {
 		}
 		if err != nil {
 			return fmt.Errorf("model %s: %w", m.Name, err)
+		}
+		if d.jsStore != nil && r.store != nil {
+			r.store = d.jsStore
 		}
 		d.runners[m.Name] = r
 		d.order = append(d.order, r)
@@ -215,32 +287,34 @@ func (d *Daemon) consume(ctx context.Context, js jetstream.JetStream) ([]*consum
 		if err != nil {
 			return nil, fmt.Errorf("consumer for model %s: %w", r.Name(), err)
 		}
-		cc, err := cons.Consume(func(msg jetstream.Msg) {
-			var seq uint64
-			if md, err := msg.Metadata(); err == nil {
-				seq = md.Sequence.Stream
-			}
-			m, err := DecodeObs(msg.Data())
-			if err == nil && m.Model != r.Name() {
-				err = reject(ReasonModel, "message for model %q on %s", m.Model, msg.Subject())
-			}
-			if err != nil {
-				var rej *Rejection
-				if !errors.As(err, &rej) {
-					rej = reject(ReasonMalformed, "%v", err)
-				}
-				m = &ObsMessage{rejected: rej}
-			}
-			if err := r.Submit(ctx, m, seq, msg); err != nil {
-				return // shutting down: the message is redelivered later
-			}
-		}, pullBuffer)
+		cc, err := cons.Consume(func(msg jetstream.Msg) { d.deliver(ctx, r, msg, msg) }, pullBuffer)
 		if err != nil {
 			return nil, fmt.Errorf("consuming for model %s: %w", r.Name(), err)
 		}
 		out = append(out, &consumer{r: r, cons: cons, ctx: cc})
 	}
 	return out, nil
+}
+
+// deliver decodes one input message and submits it to the model's
+// runner, acknowledged later through ack.
+func (d *Daemon) deliver(ctx context.Context, r *Runner, msg jetstream.Msg, ack Acker) {
+	var seq uint64
+	if md, err := msg.Metadata(); err == nil {
+		seq = md.Sequence.Stream
+	}
+	m, err := DecodeObs(msg.Data())
+	if err == nil && m.Model != r.Name() {
+		err = reject(ReasonModel, "message for model %q on %s", m.Model, msg.Subject())
+	}
+	if err != nil {
+		var rej *Rejection
+		if !errors.As(err, &rej) {
+			rej = reject(ReasonMalformed, "%v", err)
+		}
+		m = &ObsMessage{rejected: rej}
+	}
+	_ = r.Submit(ctx, m, seq, ack) // an error: shutting down, the message is redelivered later
 }
 
 // bindConsumer creates the model's durable consumer so that its first

@@ -25,8 +25,15 @@ type Embedded struct {
 }
 
 // StartEmbedded starts a nats-server listening on addr (host:port; port
-// -1 picks a free one) with JetStream stored under storeDir.
+// -1 picks a free one) with JetStream stored under storeDir, open to any
+// client that reaches addr.
 func StartEmbedded(addr, storeDir string, log zerolog.Logger) (*Embedded, error) {
+	return StartEmbeddedAuth(addr, storeDir, EmbeddedAuth{}, log)
+}
+
+// StartEmbeddedAuth is StartEmbedded with a client listener that requires
+// auth (the zero EmbeddedAuth requires nothing).
+func StartEmbeddedAuth(addr, storeDir string, auth EmbeddedAuth, log zerolog.Logger) (*Embedded, error) {
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("embedded NATS listen address %q: %w", addr, err)
@@ -40,6 +47,7 @@ func StartEmbedded(addr, storeDir string, log zerolog.Logger) (*Embedded, error)
 	}
 	opts := &server.Options{Host: host, Port: port, JetStream: true, StoreDir: storeDir, NoSigs: true,
 		MaxPayload: EmbeddedMaxPayload, ServerName: "dcgpd-embedded"}
+	auth.apply(opts)
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("embedded NATS: %w", err)
@@ -49,7 +57,7 @@ func StartEmbedded(addr, storeDir string, log zerolog.Logger) (*Embedded, error)
 		srv.Shutdown()
 		return nil, errors.New("embedded NATS did not become ready in 30s")
 	}
-	log.Info().Str("url", srv.ClientURL()).Str("store", storeDir).Msg("embedded NATS server started")
+	log.Info().Str("url", srv.ClientURL()).Str("store", storeDir).Bool("auth", !auth.none()).Msg("embedded NATS server started")
 	return &Embedded{srv: srv}, nil
 }
 
@@ -259,7 +267,9 @@ func (s *natsSink) awaitAcks() {
 			case <-p.fut.Ok():
 			case err = <-p.fut.Err():
 			}
-			if err == nil || s.closing.Load() {
+			// A fenced output (another owner published a newer fence)
+			// is refused for good: sending it again cannot help.
+			if err == nil || s.closing.Load() || isFenceError(err) {
 				p.done(err)
 				break
 			}

@@ -96,7 +96,7 @@ func startService(nc *nats.Conn, d *Daemon) (micro.Service, error) {
 			_ = req.Error("400", "request must be JSON {\"model\": ..., \"product\": ...}", nil)
 			return nil, nil, false
 		}
-		r := d.runners[q.Model]
+		r := d.Runner(q.Model)
 		if r == nil {
 			_ = req.Error("404", "unknown model "+q.Model, nil)
 			return nil, nil, false

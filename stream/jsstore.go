@@ -1,0 +1,242 @@
+package stream
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/dcgpd/dcgpd/snapshot"
+)
+
+// ErrFenced reports a write refused because another instance moved the
+// model's state on since this one read it: this instance is no longer the
+// model's owner and must stop working on it.
+var ErrFenced = errors.New("fenced: another instance wrote this model's state")
+
+// Snapshot bucket names.
+const (
+	snapPointerBucket = "dcgp_snapshots"     // key-value: model -> jsPointer
+	snapObjectBucket  = "dcgp_snapshot_data" // object store: the snapshot bytes
+)
+
+// JetStreamStore keeps snapshots in JetStream, so any instance of a
+// cluster can restore a model another one ran. The bytes go to an object
+// store under a name unique to each write (an object store Put has no
+// compare-and-set, so a stale writer must never overwrite a name in use);
+// a key-value pointer per model names the current and previous objects
+// with their SHA-256, and moves only by compare-and-set on the revision
+// this instance last read or wrote. A second writer is therefore refused
+// (ErrFenced) as soon as another has moved the pointer, and its object is
+// removed. It lives here, not in package snapshot, because snapshot stays
+// free of NATS.
+type JetStreamStore struct {
+	kv      jetstream.KeyValue
+	obj     jetstream.ObjectStore
+	timeout time.Duration
+
+	mu   sync.Mutex
+	seen map[string]seenPointer // per model
+}
+
+// seenPointer is the pointer this instance last read or wrote.
+type seenPointer struct {
+	p   jsPointer
+	rev uint64
+}
+
+// jsPointer is a model's pointer value.
+type jsPointer struct {
+	Current  *jsObject `json:"current,omitempty"`
+	Previous *jsObject `json:"previous,omitempty"`
+}
+
+type jsObject struct {
+	Name   string `json:"name"`
+	Size   int    `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// NewJetStreamStore creates or binds the pointer bucket and object store
+// with the given replicas.
+func NewJetStreamStore(ctx context.Context, js jetstream.JetStream, replicas int) (*JetStreamStore, error) {
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: snapPointerBucket, History: 1,
+		Replicas: replicas, Storage: jetstream.FileStorage, Description: "dcgpd snapshot pointer per model"})
+	if err != nil {
+		return nil, fmt.Errorf("key-value bucket %s: %w", snapPointerBucket, err)
+	}
+	obj, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: snapObjectBucket,
+		Replicas: replicas, Storage: jetstream.FileStorage, Description: "dcgpd snapshots"})
+	if err != nil {
+		return nil, fmt.Errorf("object store %s: %w", snapObjectBucket, err)
+	}
+	return &JetStreamStore{kv: kv, obj: obj, timeout: 30 * time.Second, seen: map[string]seenPointer{}}, nil
+}
+
+// pointer reads a model's pointer and its revision (0: none yet).
+func (s *JetStreamStore) pointer(ctx context.Context, name string) (jsPointer, uint64, error) {
+	var p jsPointer
+	e, err := s.kv.Get(ctx, name)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return p, 0, nil
+	}
+	if err != nil {
+		return p, 0, fmt.Errorf("snapshot pointer of %s: %w", name, err)
+	}
+	p, err = decodePointer(e.Value())
+	if err != nil {
+		return p, 0, fmt.Errorf("snapshot pointer of %s: %w", name, err)
+	}
+	return p, e.Revision(), nil
+}
+
+// decodePointer parses and checks a pointer value: each entry names an
+// object with a size and a 64-digit hex SHA-256.
+func decodePointer(b []byte) (jsPointer, error) {
+	var p jsPointer
+	if err := json.Unmarshal(b, &p); err != nil {
+		return jsPointer{}, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
+	}
+	for _, o := range []*jsObject{p.Current, p.Previous} {
+		if o == nil {
+			continue
+		}
+		if _, err := hex.DecodeString(o.SHA256); err != nil || len(o.SHA256) != 64 || o.Name == "" || o.Size < 0 {
+			return jsPointer{}, fmt.Errorf("%w: pointer entry %q: needs a name, a size >= 0 and a hex SHA-256", snapshot.ErrCorrupt, o.Name)
+		}
+	}
+	return p, nil
+}
+
+// Read implements snapshot.Store. Reading the current generation also
+// records the pointer's revision: the next Write must find it unchanged.
+func (s *JetStreamStore) Read(name string, g snapshot.Generation) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	p, rev, err := s.pointer(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if g == snapshot.Current {
+		s.mu.Lock()
+		s.seen[name] = seenPointer{p, rev}
+		s.mu.Unlock()
+	}
+	o := p.Current
+	if g == snapshot.Previous {
+		o = p.Previous
+	}
+	if o == nil {
+		return nil, fmt.Errorf("%w: %s %s in %s", snapshot.ErrNotFound, name, g, snapPointerBucket)
+	}
+	b, err := s.obj.GetBytes(ctx, o.Name)
+	switch {
+	case errors.Is(err, jetstream.ErrObjectNotFound), errors.Is(err, jetstream.ErrDigestMismatch):
+		return nil, fmt.Errorf("%w: object %s: %v", snapshot.ErrCorrupt, o.Name, err)
+	case err != nil:
+		return nil, fmt.Errorf("snapshot object %s: %w", o.Name, err)
+	}
+	if sum := sha256.Sum256(b); len(b) != o.Size || hex.EncodeToString(sum[:]) != o.SHA256 {
+		return nil, fmt.Errorf("%w: object %s holds %d bytes of SHA-256 %x, the pointer says %d bytes of %s",
+			snapshot.ErrCorrupt, o.Name, len(b), sum, o.Size, o.SHA256)
+	}
+	return b, nil
+}
+
+// Write implements snapshot.Store: put the bytes under a new name, then
+// move the pointer by compare-and-set; on a conflict the object is
+// removed and the error wraps ErrFenced.
+func (s *JetStreamStore) Write(name string, data []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	s.mu.Lock()
+	seen, known := s.seen[name]
+	s.mu.Unlock()
+	if !known {
+		// Written before read: take the pointer as it is now.
+		p, rev, err := s.pointer(ctx, name)
+		if err != nil {
+			return err
+		}
+		seen = seenPointer{p, rev}
+	}
+	p, rev := seen.p, seen.rev
+	obj := jsObject{Name: objectName(name), Size: len(data)}
+	sum := sha256.Sum256(data)
+	obj.SHA256 = hex.EncodeToString(sum[:])
+	if _, err := s.obj.PutBytes(ctx, obj.Name, data); err != nil {
+		return fmt.Errorf("snapshot object %s: %w", obj.Name, err)
+	}
+	dropped := p.Previous
+	np := jsPointer{Current: &obj, Previous: p.Current}
+	next, _ := json.Marshal(np)
+	var err error
+	var nrev uint64
+	if rev == 0 {
+		nrev, err = s.kv.Create(ctx, name, next)
+	} else {
+		nrev, err = s.kv.Update(ctx, name, next, rev)
+	}
+	if err != nil {
+		_ = s.obj.Delete(ctx, obj.Name)
+		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return fmt.Errorf("snapshot of %s at pointer revision %d: %w", name, rev, ErrFenced)
+		}
+		return fmt.Errorf("snapshot pointer of %s: %w", name, err)
+	}
+	s.mu.Lock()
+	s.seen[name] = seenPointer{np, nrev}
+	s.mu.Unlock()
+	if dropped != nil {
+		_ = s.obj.Delete(ctx, dropped.Name) // best effort: an orphan only costs space
+	}
+	return nil
+}
+
+// objectName is unique per write: the model, the time and 8 random bytes.
+func objectName(model string) string {
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	return fmt.Sprintf("%s/%d-%s", model, time.Now().UnixNano(), hex.EncodeToString(r[:]))
+}
+
+// Claim moves a model's pointer to a new revision without changing what
+// it names (creating an empty pointer if there is none), from the
+// revision this instance last read: a new owner calls it right after its
+// restore, so that a previous owner's later Write is refused even if the
+// new one has not written a snapshot yet.
+func (s *JetStreamStore) Claim(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	s.mu.Lock()
+	seen, known := s.seen[name]
+	s.mu.Unlock()
+	if !known {
+		return fmt.Errorf("snapshot pointer of %s: claimed before it was read", name)
+	}
+	val, _ := json.Marshal(seen.p)
+	var rev uint64
+	var err error
+	if seen.rev == 0 {
+		rev, err = s.kv.Create(ctx, name, val)
+	} else {
+		rev, err = s.kv.Update(ctx, name, val, seen.rev)
+	}
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return fmt.Errorf("claiming the snapshot of %s: %w", name, ErrFenced)
+		}
+		return fmt.Errorf("claiming the snapshot of %s: %w", name, err)
+	}
+	s.mu.Lock()
+	s.seen[name] = seenPointer{seen.p, rev}
+	s.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,184 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/dcgpd/dcgpd/snapshot"
+	"github.com/dcgpd/dcgpd/snapshot/storetest"
+	"github.com/dcgpd/dcgpd/stream/natstest"
+)
+
+// jsFor connects to url and returns its JetStream context.
+func jsFor(t *testing.T, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// jsHarness runs the store contract on buckets of a fresh server (one
+// per case, so the cases do not see each other's models).
+func jsHarness(newJS func(t *testing.T) jetstream.JetStream, replicas int) storetest.Harness {
+	return storetest.Harness{
+		New: func(t *testing.T) snapshot.Store {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			s, err := NewJetStreamStore(ctx, newJS(t), replicas)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		// Damage rewrites the object's bytes behind the pointer: the
+		// pointer's SHA-256 no longer matches.
+		Damage: func(t *testing.T, st snapshot.Store, name string, g snapshot.Generation) {
+			s := st.(*JetStreamStore)
+			p, _, err := s.pointer(context.Background(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := p.Current
+			if g == snapshot.Previous {
+				o = p.Previous
+			}
+			if _, err := s.obj.PutBytes(context.Background(), o.Name, []byte("damaged")); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+}
+
+// TestJetStreamStoreSuite: the JetStream store passes the contract the
+// file store passes, on one embedded server at one replica.
+func TestJetStreamStoreSuite(t *testing.T) {
+	storetest.Run(t, jsHarness(func(t *testing.T) jetstream.JetStream {
+		emb, err := StartEmbedded("127.0.0.1:-1", t.TempDir(), zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(emb.Shutdown)
+		return jsFor(t, emb.ClientURL())
+	}, 1))
+}
+
+// TestJetStreamStoreSuiteR3: the same contract on a 3-node cluster with
+// the buckets at 3 replicas (one cluster, a model name per case).
+func TestJetStreamStoreSuiteR3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a 3-node JetStream cluster")
+	}
+	c := natstest.Start(t, 3)
+	js := jsFor(t, c.URLs())
+	storetest.Run(t, jsHarness(func(t *testing.T) jetstream.JetStream {
+		// The cases share the cluster; the suite writes the same names,
+		// so each case gets fresh buckets.
+		ctx := context.Background()
+		_ = js.DeleteKeyValue(ctx, snapPointerBucket)
+		_ = js.DeleteObjectStore(ctx, snapObjectBucket)
+		return js
+	}, 3))
+}
+
+// TestJetStreamStoreFencing: two instances restore the same model; once
+// one has written, the other's write is refused with ErrFenced, leaves no
+// object behind and does not move the pointer.
+func TestJetStreamStoreFencing(t *testing.T) {
+	emb, err := StartEmbedded("127.0.0.1:-1", t.TempDir(), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Shutdown()
+	ctx := context.Background()
+	js := jsFor(t, emb.ClientURL())
+	a, err := NewJetStreamStore(ctx, js, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewJetStreamStore(ctx, jsFor(t, emb.ClientURL()), 1)
+	if err := a.Write("m", []byte("a1")); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*JetStreamStore{a, b} {
+		if got, err := s.Read("m", snapshot.Current); err != nil || string(got) != "a1" {
+			t.Fatalf("restore: %q %v", got, err)
+		}
+	}
+	if err := b.Write("m", []byte("b1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Write("m", []byte("a2")); !errors.Is(err, ErrFenced) {
+		t.Fatalf("stale write: %v, want ErrFenced", err)
+	}
+	if got, _ := b.Read("m", snapshot.Current); string(got) != "b1" {
+		t.Fatalf("current after the stale write: %q", got)
+	}
+	if got, _ := b.Read("m", snapshot.Previous); string(got) != "a1" {
+		t.Fatalf("previous after the stale write: %q", got)
+	}
+	// Two first writers of a new model: only one wins.
+	c, _ := NewJetStreamStore(ctx, js, 1)
+	if _, err := a.Read("new", snapshot.Current); !errors.Is(err, snapshot.ErrNotFound) {
+		t.Fatal(err)
+	}
+	if _, err := c.Read("new", snapshot.Current); !errors.Is(err, snapshot.ErrNotFound) {
+		t.Fatal(err)
+	}
+	if err := c.Write("new", []byte("c")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Write("new", []byte("a")); !errors.Is(err, ErrFenced) {
+		t.Fatalf("second first writer: %v", err)
+	}
+	// Objects: the two live generations of m and the one of new, no
+	// orphan of a refused write.
+	lister, _ := js.ObjectStore(ctx, snapObjectBucket)
+	infos, err := lister.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != 3 {
+		var names []string
+		for _, i := range infos {
+			names = append(names, i.Name)
+		}
+		t.Fatalf("%d objects %v, want 3", len(infos), names)
+	}
+}
+
+// FuzzDecodePointer: any bytes in the pointer bucket give a checked
+// pointer or ErrCorrupt, never a panic; a valid pointer round-trips.
+func FuzzDecodePointer(f *testing.F) {
+	f.Add([]byte(`{"current":{"name":"m/1-ab","size":3,"sha256":"` + strings.Repeat("0a", 32) + `"}}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"current":{"name":"","size":-1,"sha256":"zz"}}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := decodePointer(b)
+		if err != nil {
+			if !errors.Is(err, snapshot.ErrCorrupt) {
+				t.Fatalf("error not ErrCorrupt: %v", err)
+			}
+			return
+		}
+		for _, o := range []*jsObject{p.Current, p.Previous} {
+			if o != nil && (o.Name == "" || o.Size < 0 || len(o.SHA256) != 64) {
+				t.Fatalf("unchecked entry %+v", o)
+			}
+		}
+	})
+}
