@@ -18,7 +18,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/internal/backtest"
 	"github.com/dcgpd/dcgpd/internal/plotstyle"
 	"github.com/dcgpd/dcgpd/stream"
@@ -69,17 +68,7 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("--origin: %w", err)
 	}
-	var sp spec.Spec
-	if *cfgPath != "" {
-		if sp, err = spec.Load(*cfgPath); err != nil {
-			return err
-		}
-	}
-	obs, err := readObs(*obsPath)
-	if err != nil {
-		return err
-	}
-	prods, err := readProducts(*prodPath, obs)
+	sp, obs, prods, err := readInputs(*cfgPath, *obsPath, *prodPath)
 	if err != nil {
 		return err
 	}

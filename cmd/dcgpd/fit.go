@@ -42,18 +42,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fs.Usage()
 		return errUsage
 	}
-	var sp spec.Spec
-	if *cfgPath != "" {
-		var err error
-		if sp, err = spec.Load(*cfgPath); err != nil {
-			return err
-		}
-	}
-	obs, err := readObs(*obsPath)
-	if err != nil {
-		return err
-	}
-	prods, err := readProducts(*prodPath, obs)
+	sp, obs, prods, err := readInputs(*cfgPath, *obsPath, *prodPath)
 	if err != nil {
 		return err
 	}
@@ -130,6 +119,28 @@ func writeFitPosterior(path string, stdout io.Writer, obs *csvio.Obs, grid *csvi
 
 // readProducts reads the products CSV at path, or, without one, takes
 // the products the observations name (no features).
+// readInputs reads what fit and backtest start from: the model
+// configuration (the defaults when cfgPath is empty), the observations
+// and the products.
+func readInputs(cfgPath, obsPath, prodPath string) (spec.Spec, *csvio.Obs, *csvio.Products, error) {
+	var sp spec.Spec
+	if cfgPath != "" {
+		var err error
+		if sp, err = spec.Load(cfgPath); err != nil {
+			return sp, nil, nil, err
+		}
+	}
+	obs, err := readObs(obsPath)
+	if err != nil {
+		return sp, nil, nil, err
+	}
+	prods, err := readProducts(prodPath, obs)
+	if err != nil {
+		return sp, nil, nil, err
+	}
+	return sp, obs, prods, nil
+}
+
 func readProducts(path string, obs *csvio.Obs) (*csvio.Products, error) {
 	if path == "" {
 		return csvio.FromObs(obs), nil
