@@ -84,6 +84,9 @@ type Built struct {
 	Options cvi.LearnOptions
 	// Likelihood names the likelihood (the configured or default one).
 	Likelihood string
+	// Mean is the prior mean m(t, k) (nil: zero): the likelihood sees the
+	// data shifted by Mean.Shift, and every output gets m back.
+	Mean *Profile
 }
 
 // Build turns the configuration into a model and likelihood for data
@@ -101,6 +104,11 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 		m.Likelihood = "tobit"
 		if sum.NP >= 2 && (len(sum.Features) == sum.NP || m.Diffusion.Transition != "") {
 			m.Likelihood = "diffusion"
+		}
+	}
+	if m.Mean.On() {
+		if err := checkMeanLikelihood(m.Likelihood, m.Diffusion.Mode); err != nil {
+			return nil, err
 		}
 	}
 	fixed := map[string]bool{}
@@ -132,6 +140,11 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 	}
 	if b.Lik, err = buildLikelihood(m, sum, fixed); err != nil {
 		return nil, err
+	}
+	if m.Mean.On() && len(m.Mean.Values) > 0 {
+		if b.Mean, err = m.Mean.NewProfile(sum.Names); err != nil {
+			return nil, err
+		}
 	}
 	b.Options = cvi.LearnOptions{MaxIterations: s.Fit.MaxIterations, Tol: s.Fit.Tolerance, GradTol: s.Fit.GradientTolerance, Beta: s.Fit.Damping, Fixed: fixed,
 		Fallback: s.Fit.Fallback}

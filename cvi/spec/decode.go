@@ -139,6 +139,9 @@ func (s *Spec) Validate() error {
 	if err := m.Diffusion.validate(); err != nil {
 		return err
 	}
+	if err := m.Mean.validate(m.Likelihood, m.Diffusion.Mode); err != nil {
+		return err
+	}
 	f := &s.Fit
 	if f.MaxIterations < 0 || f.Tolerance < 0 || f.GradientTolerance < 0 {
 		return errors.New("fit: max_iterations, tolerance and gradient_tolerance must not be negative")

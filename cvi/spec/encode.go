@@ -62,6 +62,21 @@ func (s Spec) Encode(w io.Writer, header []string) error {
 	e.str("sites", d.Sites)
 	e.int("points", d.Points)
 	e.int("learn_points", d.LearnPoints)
+	if mn := m.Mean; mn.On() {
+		e.table("model.mean")
+		e.str("kind", mn.Kind)
+		e.float("period", mn.Period)
+		e.float("step", mn.Step)
+		if mn.Estimate != nil {
+			e.line("estimate", fmt.Sprint(*mn.Estimate))
+		}
+		if len(mn.Values) > 0 {
+			e.table("model.mean.values")
+			for _, name := range sortedKeys(mn.Values) {
+				e.floatsAlways(tomlString(name), mn.Values[name])
+			}
+		}
+	}
 	f := s.Fit
 	e.table("fit")
 	e.int("max_iterations", f.MaxIterations)
@@ -126,6 +141,15 @@ func (e *encoder) floats(k string, vs []float64) {
 	if len(vs) == 0 {
 		return
 	}
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = tomlFloat(v)
+	}
+	e.line(k, "["+strings.Join(s, ", ")+"]")
+}
+
+// floatsAlways writes the array even when empty.
+func (e *encoder) floatsAlways(k string, vs []float64) {
 	s := make([]string, len(vs))
 	for i, v := range vs {
 		s[i] = tomlFloat(v)

@@ -2,10 +2,12 @@ package spec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/filter"
 )
 
 // Stage is one fit of a staged fit.
@@ -40,10 +42,42 @@ func (f Fit) StagedOn() bool { return f.Staged == nil || *f.Staged }
 // hyperparameters and noise variance at the Tobit fit's (the diffusion
 // lengthscale and sink keep their configured starts). progress, if not
 // nil, receives every major iteration with the stage's likelihood name.
+//
+// With a prior mean ([model.mean]) the likelihood sees the data shifted by
+// it; with values to estimate, see learnMean. Fitted.Engine then holds the
+// shifted data: add Built.Mean back to its posterior.
 func (s Spec) Learn(ctx context.Context, data *cvi.Data, sum Summary, likelihood string, progress func(stage string, p cvi.Progress)) (*Fitted, error) {
+	if mn := s.Model.Mean; mn.On() && mn.EstimateOn() && (s.Fit.Learn == nil || *s.Fit.Learn) {
+		return s.learnMean(ctx, data, sum, likelihood, progress)
+	}
+	return s.learn(ctx, data, sum, likelihood, progress, nil)
+}
+
+// learn is Learn with the prior mean mean (nil: the configured values, if
+// any).
+func (s Spec) learn(ctx context.Context, data *cvi.Data, sum Summary, likelihood string, progress func(stage string, p cvi.Progress), mean *Profile) (*Fitted, error) {
 	b, err := s.Build(sum, likelihood)
 	if err != nil {
 		return nil, err
+	}
+	if mean != nil {
+		b.Mean = mean
+	}
+	if s.Model.Mean.On() && b.Mean == nil {
+		return nil, errors.New("model.mean: no values (give them, or learn with estimate = true)")
+	}
+	if b.Mean != nil {
+		data = b.Mean.ShiftData(data)
+		names := sum.Names
+		sum = Summarise(data, sum.Features, sum.Geographic)
+		sum.Names = names
+		// Rebuild: values left to default start from the residual's scale.
+		if b, err = s.Build(sum, likelihood); err != nil {
+			return nil, err
+		}
+		if mean != nil {
+			b.Mean = mean
+		}
 	}
 	f := &Fitted{Built: b}
 	_, diffusion := b.Lik.(*cvi.Diffusion)
@@ -113,4 +147,55 @@ func startFrom(b, from *Built) error {
 		}
 	}
 	return b.Lik.SetParams(p)
+}
+
+// learnMean estimates the prior mean, censoring-aware, then learns the GP
+// on the residual. First pass: the model is learned with a zero mean, with
+// the Tobit likelihood when the configured one is the diffusion (the
+// staged fit's first stage: the cheap model, censoring-aware), and the
+// smoothed posterior mean of f is averaged per cell of the period and
+// product over the observed bins (EstimateProfile). Second pass: Learn as
+// without a mean, on y − m and u − m. The cost is the first pass: one
+// Tobit learn more than a staged diffusion fit without a mean.
+func (s Spec) learnMean(ctx context.Context, data *cvi.Data, sum Summary, likelihood string, progress func(stage string, p cvi.Progress)) (*Fitted, error) {
+	b, err := s.Build(sum, likelihood)
+	if err != nil {
+		return nil, err
+	}
+	first := s
+	first.Model.Mean = Mean{}
+	firstLik := likelihood
+	if _, diffusion := b.Lik.(*cvi.Diffusion); diffusion {
+		firstLik = "tobit"
+	}
+	start := time.Now()
+	stage := "mean"
+	pf, err := first.learn(ctx, data, sum, firstLik, func(_ string, p cvi.Progress) {
+		if progress != nil {
+			progress(stage, p)
+		}
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("model.mean: first pass: %w", err)
+	}
+	var post filter.Posterior
+	if err := pf.Engine.PredictAll(&post); err != nil {
+		return nil, fmt.Errorf("model.mean: first pass: %w", err)
+	}
+	step := s.Model.Mean.Step
+	if step == 0 {
+		step = sum.MedianStep
+	}
+	prof, err := EstimateProfile(s.Model.Mean.period(), step, data.Times, data.Obs, post.Mean, data.NP)
+	if err != nil {
+		return nil, err
+	}
+	firstStages := append(pf.Stages, Stage{Likelihood: pf.Built.Likelihood + " (prior mean, first pass)", Result: pf.Result, Elapsed: time.Since(start)})
+	f, err := s.learn(ctx, data, sum, likelihood, progress, prof)
+	if err != nil {
+		return nil, err
+	}
+	f.Stages = append(firstStages, f.Stages...)
+	f.Warnings = append(pf.Warnings, f.Warnings...)
+	return f, nil
 }

@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -45,6 +46,9 @@ func (s Spec) Fitted(b *Built, sum Summary) (Spec, error) {
 	}
 	learn := false
 	out.Fit.Learn = &learn
+	if err := out.Model.Mean.fitted(b.Mean, sum.Names); err != nil {
+		return Spec{}, err
+	}
 	if err := checkSeparable(b); err != nil {
 		return Spec{}, err
 	}
@@ -69,6 +73,7 @@ func (s Spec) clone() Spec {
 		out.Model.Temporal[i].FixedParams = slices.Clone(s.Model.Temporal[i].FixedParams)
 	}
 	out.Model.Product.Lengthscales = slices.Clone(s.Model.Product.Lengthscales)
+	out.Model.Mean.Values = maps.Clone(s.Model.Mean.Values)
 	if s.Fit.Learn != nil {
 		v := *s.Fit.Learn
 		out.Fit.Learn = &v

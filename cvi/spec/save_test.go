@@ -161,6 +161,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 	for _, c := range savedSpecs {
 		f.Add(c)
 	}
+	f.Add("[model.mean]\nkind = \"periodic\"\nperiod = 3.0\nstep = 1.5\nestimate = true\n[model.mean.values]\n\"a b\\\"\" = [1e300, -2.5]\n")
 	f.Add("[[model.temporal]]\nkernel = \"periodic\"\nperiod = 1e-300\nvariance = 1.7976931348623157e308\n[model.diffusion]\ntransition = \"a\\\"b\\u0001.csv\"\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		s, err := Decode(strings.NewReader(in))
@@ -184,6 +185,9 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 // normalise maps empty and nil lists to nil (TOML does not tell them
 // apart).
 func normalise(s Spec) Spec {
+	if len(s.Model.Mean.Values) == 0 {
+		s.Model.Mean.Values = nil
+	}
 	if len(s.Model.Product.Lengthscales) == 0 {
 		s.Model.Product.Lengthscales = nil
 	}

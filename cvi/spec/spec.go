@@ -27,6 +27,8 @@ type Model struct {
 	Product Product `toml:"product"`
 	// Diffusion configures the demand-transfer graph (diffusion likelihood).
 	Diffusion Diffusion `toml:"diffusion"`
+	// Mean is an explicit prior mean of the latent demand (see Mean).
+	Mean Mean `toml:"mean"`
 }
 
 // Temporal is one summed component of the temporal kernel.

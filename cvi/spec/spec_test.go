@@ -90,6 +90,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(string(b))
 	f.Add("[model]\nlikelihood = \"tobit\"\n[[model.temporal]]\nkernel = \"periodic\"\nperiod = 24.0\n")
 	f.Add("[model.diffusion]\nmode = \"available\"\nsink = 0.5\n")
+	f.Add("[model.mean]\nkind = \"periodic\"\nperiod = 2.0\nstep = 1.0\nestimate = false\n[model.mean.values]\na = [1.0, 2.0]\nb = [-1.5, 0.0]\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		s, err := Decode(strings.NewReader(in))
 		if err != nil {
