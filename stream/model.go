@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 
@@ -62,6 +63,9 @@ func buildModel(prods *csvio.Products, m *ModelConfig) (*spec.Built, error) {
 	b, err := spec.Spec{Model: m.Model, Fit: m.Fit}.Build(sum, "")
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
+	}
+	if m.Model.Mean.On() && b.Mean == nil {
+		return nil, errors.New("model.mean: the daemon needs its values (model_file from `dcgpd fit --save-model`, or [model.mean.values]); it does not estimate them")
 	}
 	if err := checkCoupledSize(sum.NP, !b.Model.Independent(), b.Lik.Joint()); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/filter"
 )
 
@@ -33,6 +34,7 @@ type resmoothJob struct {
 	model   *filter.Model
 	lik     cvi.Likelihood
 	relearn bool
+	mean    *spec.Profile // the prior mean (immutable, shared)
 	learn   cvi.LearnOptions
 	online  cvi.OnlineOptions
 	tol     float64 // CVI convergence test (resmooth.tolerance)
@@ -82,7 +84,7 @@ func (r *Runner) startResmooth(ctx context.Context, last int64) {
 		r.log.Error().Err(err).Msg("re-smooth not started")
 		return
 	}
-	job := &resmoothJob{bins: r.win.copyFrom(0), model: r.built.Model.Clone(), lik: lik, relearn: r.cfg.Resmooth.Relearn}
+	job := &resmoothJob{bins: r.win.copyFrom(0), model: r.built.Model.Clone(), lik: lik, relearn: r.cfg.Resmooth.Relearn, mean: r.built.Mean}
 	if t, ok := r.tail.Filter().Time(); ok {
 		s := r.tail.Filter().Save()
 		s.Time = t
@@ -146,7 +148,7 @@ func (r *Runner) finishJob(res *resmoothResult) {
 	for i, jb := range res.job.bins {
 		msg := LatentMessage{Schema: SchemaVersion, Model: r.cfg.Name, Kind: KindSmoothed, Revision: pj.revision,
 			BinStart: jb.Start.UTC(), BinEnd: jb.Start.Add(r.cfg.Bin.Duration).UTC(),
-			Estimates: r.estimates(res.mean[i], res.vars[i], jb.Obs)}
+			Estimates: r.estimates(jb.T, res.mean[i], res.vars[i], jb.Obs)}
 		r.publish(msg.MsgID(), marshalLatent(&msg), nil)
 	}
 	r.log.Debug().Int("bins", len(res.job.bins)).Int("revision", pj.revision).Int("cvi_steps", res.steps).Dur("took", res.duration).Msg("re-smoothed")
@@ -199,7 +201,7 @@ func runResmooth(ctx context.Context, job *resmoothJob) *resmoothResult {
 
 // resmooth runs the steps of runResmooth, filling res.
 func resmooth(ctx context.Context, job *resmoothJob, res *resmoothResult) error {
-	data := windowData(job.bins, job.model.NumProducts())
+	data := job.mean.ShiftData(windowData(job.bins, job.model.NumProducts()))
 	if !anyObserved(data) {
 		return errors.New("no observation in the window")
 	}

@@ -98,6 +98,7 @@ type Runner struct {
 	latest []byte
 
 	res        cvi.BinResult
+	shifted    []cvi.Obs // a bin's observations less the prior mean
 	fm, fv, fc []float64
 	closed     []ClosedBin
 	logLimit   *rateLimit
@@ -132,6 +133,7 @@ func NewRunner(c *Config, m ModelConfig, sink Sink, log zerolog.Logger, met *Met
 	// r.fc stays nil: the online path forecasts independent products one
 	// by one and keeps its own scratch for coupled ones.
 	r.fm, r.fv = make([]float64, np), make([]float64, np)
+	r.shifted = make([]cvi.Obs, np)
 	r.publishView(nil)
 	return r, nil
 }
@@ -342,7 +344,11 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 	t := ModelTime(cb.Start.Unix())
 	var err error
 	if cb.Observed > 0 {
-		err = r.on.Step(t, cb.Obs, &r.res)
+		// The window keeps the observations as received; the likelihood
+		// sees them less the prior mean.
+		copy(r.shifted, cb.Obs)
+		r.built.Mean.Shift(t, r.shifted)
+		err = r.on.Step(t, r.shifted, &r.res)
 	} else {
 		err = r.on.Skip(t, &r.res)
 	}
@@ -358,7 +364,7 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 		if cb.Observed > 0 && !r.res.Converged {
 			r.met.unconverged.Inc()
 		}
-		msg.Estimates = r.estimates(r.res.Mean, r.res.Var, cb.Obs)
+		msg.Estimates = r.estimates(t, r.res.Mean, r.res.Var, cb.Obs)
 		msg.Forecasts = r.forecasts(cb.Start)
 		wb.Nat1 = append([]float64(nil), r.res.Nat1...)
 		wb.Nat2 = append([]float64(nil), r.res.Nat2...)
@@ -468,12 +474,13 @@ func latentSize(m *LatentMessage) int {
 
 func (r *Runner) subject() string { return r.prefix + ".latent." + r.cfg.Name }
 
-// estimates turns per-product moments into published estimates.
-func (r *Runner) estimates(mean, vars []float64, obs []cvi.Obs) []Estimate {
+// estimates turns per-product moments of the latent f − m at model time t
+// into published estimates of f (the prior mean m added back).
+func (r *Runner) estimates(t float64, mean, vars []float64, obs []cvi.Obs) []Estimate {
 	noise := r.built.Lik.NoiseVariance()
 	out := make([]Estimate, len(mean))
 	for k, name := range r.prods.Names {
-		out[k] = NewEstimate(name, mean[k], vars[k], noise)
+		out[k] = NewEstimate(name, mean[k]+r.built.Mean.At(t, k), vars[k], noise)
 		if obs != nil {
 			out[k].Observed = !math.IsNaN(obs[k].Y)
 			out[k].Censored = out[k].Observed && obs[k].Censored
@@ -492,7 +499,7 @@ func (r *Runner) forecasts(start time.Time) []Forecast {
 	out := make([]Forecast, 0, h)
 	err := r.on.ForecastSteps(w.Hours(), h, r.fm, r.fv, r.fc, func(i int) {
 		bs := start.Add(time.Duration(i) * w)
-		out = append(out, Forecast{Horizon: i, BinStart: bs.UTC(), BinEnd: bs.Add(w).UTC(), Estimates: r.estimates(r.fm, r.fv, nil)})
+		out = append(out, Forecast{Horizon: i, BinStart: bs.UTC(), BinEnd: bs.Add(w).UTC(), Estimates: r.estimates(ModelTime(bs.Unix()), r.fm, r.fv, nil)})
 	})
 	if err != nil {
 		r.log.Warn().Err(err).Msg("forecast failed")

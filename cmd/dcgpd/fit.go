@@ -201,6 +201,8 @@ func fitGrid(ctx context.Context, data *cvi.Data, prods *csvio.Products, sp spec
 	if err := e.PredictAll(&r.post); err != nil {
 		return nil, err
 	}
+	// The engine saw the data less the prior mean: the posterior gets it back.
+	b.Mean.AddAll(data.Times, data.NP, r.post.Mean)
 	r.noise = b.Lik.NoiseVariance()
 	r.elapsed = time.Since(start)
 	for _, st := range f.Stages {

@@ -196,19 +196,24 @@ func (p *Profile) At(t float64, k int) float64 {
 	return p.M[k][p.Cell(t)]
 }
 
-// Shift subtracts m(t, ·) from one bin's observations in place: the
-// likelihood then sees y − m and u − m (NaN Y stays NaN, +Inf supply
-// stays +Inf). This is the one place observations are shifted.
+// Shift subtracts m(t, ·) from one bin's observations in place (see
+// shiftObs).
 func (p *Profile) Shift(t float64, obs []cvi.Obs) {
 	if p == nil {
 		return
 	}
 	c := p.Cell(t)
 	for k := range obs {
-		m := p.M[k][c]
-		obs[k].Y -= m
-		obs[k].Supply -= m
+		shiftObs(&obs[k], p.M[k][c])
 	}
+}
+
+// shiftObs is the one place an observation meets the prior mean m of its
+// cell: the likelihood then sees y − m and u − m (NaN Y stays NaN, +Inf
+// supply stays +Inf).
+func shiftObs(o *cvi.Obs, m float64) {
+	o.Y -= m
+	o.Supply -= m
 }
 
 // Add adds m(t, ·) to one bin's latent means in place (the outputs).
@@ -301,16 +306,25 @@ func EstimateProfile(period, step float64, times []float64, obs []cvi.Obs, mean 
 }
 
 // fitted sets the table to the profile p (built for the products names),
-// with estimate = false, for a saved model.
+// with estimate = false, for a saved model; nothing when p is nil.
 func (m *Mean) fitted(p *Profile, names []string) error {
 	if p == nil {
 		return nil
 	}
+	t, err := p.Table(names)
+	if err != nil {
+		return fmt.Errorf("%w %w", err, ErrNotSavable)
+	}
+	*m = t
+	return nil
+}
+
+// Table returns p as a [model.mean] table for the products names (p's
+// rows, in order) with estimate = false: the model file's values.
+func (p *Profile) Table(names []string) (Mean, error) {
 	if len(names) != len(p.M) {
-		return fmt.Errorf("model.mean: %d product names for %d profile rows %w", len(names), len(p.M), ErrNotSavable)
+		return Mean{}, fmt.Errorf("model.mean: %d product names for %d profile rows", len(names), len(p.M))
 	}
 	no := false
-	m.Kind, m.Period, m.Step, m.Estimate = "periodic", float64(p.Cells)*p.Step, p.Step, &no
-	m.Values = p.Values(names)
-	return nil
+	return Mean{Kind: "periodic", Period: float64(p.Cells) * p.Step, Step: p.Step, Estimate: &no, Values: p.Values(names)}, nil
 }

@@ -46,6 +46,11 @@ func Learn(ctx context.Context, s spec.Spec, o *csvio.Obs, prods *csvio.Products
 	}
 	m := s.Model
 	m.Likelihood = f.Built.Likelihood
+	if f.Built.Mean != nil {
+		if m.Mean, err = f.Built.Mean.Table(prods.Names); err != nil {
+			return spec.Model{}, err
+		}
+	}
 	return WithParameters(m, f.Built.Parameters())
 }
 
