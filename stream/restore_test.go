@@ -145,14 +145,35 @@ func newTestRunner(t *testing.T, c *Config, m ModelConfig, sink Sink, store snap
 	return r
 }
 
+// withMean gives m a weekly prior mean with seeded values.
+func withMean(c *Config, m ModelConfig) ModelConfig {
+	rng := rand.New(rand.NewPCG(3, 3))
+	no := false
+	m.Model.Mean = spec.Mean{Kind: "periodic", Period: 168, Step: 1, Estimate: &no, Values: map[string][]float64{}}
+	for _, p := range m.Product {
+		vs := make([]float64, 168)
+		for i := range vs {
+			vs[i] = 3 * rng.NormFloat64()
+		}
+		m.Model.Mean.Values[p.Name] = vs
+	}
+	c.Models = []ModelConfig{m}
+	return m
+}
+
 // TestRestoreReproducesOutputs: a model snapshotted at any message and
 // restored into a new runner, fed the rest of the stream (and a
 // redelivery of what the snapshot holds), publishes exactly what an
-// uninterrupted runner publishes: same ids, same bytes.
+// uninterrupted runner publishes: same ids, same bytes; also with a prior
+// mean (the window and the snapshot keep the observations as received).
 func TestRestoreReproducesOutputs(t *testing.T) {
-	for _, relearn := range []bool{false, true} {
-		t.Run(fmt.Sprintf("relearn=%v", relearn), func(t *testing.T) {
+	for _, tc := range []struct{ relearn, mean bool }{{false, false}, {true, false}, {true, true}} {
+		relearn := tc.relearn
+		t.Run(fmt.Sprintf("relearn=%v,mean=%v", relearn, tc.mean), func(t *testing.T) {
 			c, m := restoreConfig(relearn)
+			if tc.mean {
+				m = withMean(c, m)
+			}
 			feed := restoreFeed(60)
 			ctx := context.Background()
 			run := func(r *Runner, from, to int) {
