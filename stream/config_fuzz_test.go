@@ -28,6 +28,7 @@ func FuzzDecodeConfig(f *testing.F) {
 		"[[models]]\nname = \"m\"\nbin = \"1h\"\n[[models.product]]\nname = \"a\"\n",
 		"[nats]\nurl = \"nats://u:p@a:4222\"\ntoken = \"t\"\n[http]\nlisten = \"off\"\n[[models]]\nname = \"m\"\nbin = \"90s\"\norigin = 2024-01-01T00:30:00+02:00\nproducts = \"p.csv\"\nlate = \"resmooth\"\n[models.online]\nsteps = 1\ndamping = 0.5\n",
 		"models = [{name = \"m\", bin = \"1h\", horizon = 0, product = [{name = \"a\", features = [1.0, nan]}]}]\n",
+		"[[models]]\nname = \"m\"\nbin = \"1h\"\n[[models.product]]\nname = \"a\"\n[models.model.mean]\nkind = \"periodic\"\nperiod = 2.0\nstep = 1.0\nestimate = false\n[models.model.mean.values]\na = [1.0, -2.0]\n",
 	} {
 		f.Add(s)
 	}
