@@ -43,6 +43,9 @@ func Learn(ctx context.Context, s spec.Spec, o *csvio.Obs, prods *csvio.Products
 	}
 	if progress != nil {
 		progress(fmt.Sprintf("learned on %d rows: ELBO %.4f, %s (%s)", len(train.Rows), f.Result.ELBO, f.Result.Status, f.Result.Detail))
+		if p := f.Built.Mean; p != nil {
+			progress(fmt.Sprintf("with a prior mean of %d cells × %d products estimated on the training span", p.Cells, len(p.M)))
+		}
 	}
 	m := s.Model
 	m.Likelihood = f.Built.Likelihood
