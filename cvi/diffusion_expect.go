@@ -191,7 +191,7 @@ type jointPass struct {
 	// Σ ∂log p/∂ℓ, Σ ∂log p/∂π, and stein = Σ (f − m)(Jᵀ∂log p)ᵀ (its
 	// diagonal with diagonal sites).
 	sum, ps2, pc, pell, ppi float64
-	stein               []float64
+	stein                   []float64
 }
 
 // at evaluates the bin at the point f = mean + sign·d.delta through the
