@@ -101,8 +101,9 @@ type DiffusionOptions struct {
 	// LevelNoise makes product k's noise variance in a bin
 	// σ² + c·max(Level_k, 0) (Obs.Level), with c a parameter learned like
 	// σ², starting at NoiseSlope (> 0). Off, the likelihood is as without.
-	LevelNoise  bool
-	NoiseSlope  float64
+	LevelNoise bool
+	NoiseSlope float64
+
 	Expectation Expectation
 	// Curvature is the second-order information of the sites in batch
 	// CVI (AutoCurvature by default). The online step always takes the

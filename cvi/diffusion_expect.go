@@ -187,11 +187,12 @@ type jointPass struct {
 	diag             bool // diagonal sites (mean field)
 	exact            bool // ExactCurvature: curv comes from stein
 	wantParams       bool
-	// Running sums: Σ log p, Σ ∂log p/∂σ², Σ ∂log p/∂c (level noise),
-	// Σ ∂log p/∂ℓ, Σ ∂log p/∂π, and stein = Σ (f − m)(Jᵀ∂log p)ᵀ (its
-	// diagonal with diagonal sites).
-	sum, ps2, pc, pell, ppi float64
-	stein                   []float64
+	// Running sums: Σ log p, Σ ∂log p/∂σ², Σ ∂log p/∂ℓ, Σ ∂log p/∂π, and
+	// stein = Σ (f − m)(Jᵀ∂log p)ᵀ (its diagonal with diagonal sites).
+	sum, ps2, pell, ppi float64
+	stein               []float64
+	// pc sums ∂log p/∂c, the level noise's slope.
+	pc float64
 }
 
 // at evaluates the bin at the point f = mean + sign·d.delta through the
