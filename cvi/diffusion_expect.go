@@ -370,8 +370,8 @@ func (d *Diffusion) addParamGrad(pgrad []float64, w, ps2, pc, pell, ppi float64)
 		pgrad[d.slopeIndex()] += w * pc * softplusSlope(d.slope)
 	}
 	if d.learnable() && !d.fixedDiffusion {
-		var raw [3]float64
-		d.Params(raw[:])
+		var raw [4]float64 // σ², ℓ, π and c with level noise
+		d.Params(raw[:d.NumParams()])
 		_, dEll := diffusion.LengthscaleFromRaw(raw[1])
 		_, dPi := diffusion.SinkFromRaw(raw[2])
 		pgrad[1] += w * pell * dEll
@@ -415,8 +415,8 @@ func (d *Diffusion) expectMeanOnly(op diffusion.Operator, obs []Obs, mean, vars,
 			pell += d.dl[k] * d.dge[k]
 			ppi += d.dl[k] * d.dgp[k]
 		}
-		var raw [3]float64
-		d.Params(raw[:])
+		var raw [4]float64 // σ², ℓ, π and c with level noise
+		d.Params(raw[:d.NumParams()])
 		_, dEll := diffusion.LengthscaleFromRaw(raw[1])
 		_, dPi := diffusion.SinkFromRaw(raw[2])
 		pgrad[1] += pell * dEll
