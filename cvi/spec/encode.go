@@ -26,6 +26,8 @@ func (s Spec) Encode(w io.Writer, header []string) error {
 	e.str("likelihood", m.Likelihood)
 	e.float("noise_variance", m.NoiseVariance)
 	e.bool("noise_fixed", m.NoiseFixed)
+	e.bool("level_noise", m.LevelNoise)
+	e.float("noise_slope", m.NoiseSlope)
 	e.bool("per_product", m.PerProduct)
 	for _, t := range m.Temporal {
 		e.array("model.temporal")

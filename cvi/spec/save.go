@@ -106,6 +106,8 @@ func (s *Spec) fields(b *Built) ([]*float64, error) {
 			f, nls, err = m.productField(strings.TrimPrefix(n, "product."), nls, &sink)
 		case n == "likelihood.variance":
 			f = &m.NoiseVariance
+		case n == "likelihood.noise_slope":
+			f = &m.NoiseSlope
 		case n == "likelihood.lengthscale":
 			f = &m.Diffusion.Lengthscale
 		case n == "likelihood.sink":

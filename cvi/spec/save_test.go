@@ -43,6 +43,16 @@ kernel = "matern52"
 [model.product]
 kernel = "rbf"
 lengthscales = [100.0, 200.0]`,
+	"tobit with level noise": `[model]
+likelihood = "tobit"
+level_noise = true`,
+	"diffusion with level noise, pinned variance": `[model]
+likelihood = "diffusion"
+level_noise = true
+noise_slope = 0.25
+noise_fixed = true
+[model.diffusion]
+learn = true`,
 	"separable product": `[model]
 likelihood = "tobit"
 [model.product]
