@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/dcgpd/dcgpd/cvi"
 )
 
 // SchemaVersion is the version of the JSON messages this daemon reads and
@@ -249,8 +251,24 @@ const z95 = 1.6448536269514722
 // quantiles of max(f, 0): the Gaussian's clamped at 0, which is exact
 // because max(·, 0) is monotone (a quantile below 0 becomes 0). Mean and
 // Var stay the Gaussian's moments.
+//
+// noise is the observation noise variance added to Var in PredVar (the
+// variance of an observed count): CellNoise gives it for a cell.
 func NewEstimate(product string, mean, variance, noise float64) Estimate {
 	sd := math.Sqrt(math.Max(variance, 0))
 	return Estimate{Product: product, Mean: mean, Var: variance, PredVar: variance + noise,
 		Q05: math.Max(mean-z95*sd, 0), Q95: math.Max(mean+z95*sd, 0)}
+}
+
+// CellNoise is the noise variance of product k's cell under lik, added to
+// pred_var: at the cell's level obs[k].Level where the bin's observations
+// are given, at level 0 otherwise. With level-dependent noise
+// (model.level_noise) the noise is σ² + c·max(level, 0); without it, σ²
+// whatever the level. A forecast has no observation: to use the level of
+// its target bin, call cvi.NoiseVarianceAt(lik, level) with that level.
+func CellNoise(lik cvi.Likelihood, obs []cvi.Obs, k int) float64 {
+	if obs == nil {
+		return lik.NoiseVariance()
+	}
+	return cvi.NoiseVarianceAt(lik, obs[k].Level)
 }

@@ -470,10 +470,9 @@ func (r *Runner) subject() string { return r.prefix + ".latent." + r.cfg.Name }
 
 // estimates turns per-product moments into published estimates.
 func (r *Runner) estimates(mean, vars []float64, obs []cvi.Obs) []Estimate {
-	noise := r.built.Lik.NoiseVariance()
 	out := make([]Estimate, len(mean))
 	for k, name := range r.prods.Names {
-		out[k] = NewEstimate(name, mean[k], vars[k], noise)
+		out[k] = NewEstimate(name, mean[k], vars[k], CellNoise(r.built.Lik, obs, k))
 		if obs != nil {
 			out[k].Observed = !math.IsNaN(obs[k].Y)
 			out[k].Censored = out[k].Observed && obs[k].Censored
