@@ -41,6 +41,12 @@ func (f Fit) StagedOn() bool { return f.Staged == nil || *f.Staged }
 // lengthscale and sink keep their configured starts). progress, if not
 // nil, receives every major iteration with the stage's likelihood name.
 func (s Spec) Learn(ctx context.Context, data *cvi.Data, sum Summary, likelihood string, progress func(stage string, p cvi.Progress)) (*Fitted, error) {
+	// The level source's values (computed from data if not given) set the
+	// cells' levels (model.levels).
+	s.Model.Levels.Values = cloneRows(s.Model.Levels.Values)
+	if err := s.Model.Levels.prepare(data, sum); err != nil {
+		return nil, err
+	}
 	b, err := s.Build(sum, likelihood)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/dcgpd/dcgpd/cvi"
@@ -12,6 +13,9 @@ func buildLikelihood(m Model, sum Summary, fixed map[string]bool) (cvi.Likelihoo
 	nv := m.NoiseVariance
 	if nv == 0 {
 		nv = 0.1 * sum.Variance
+	}
+	if n := len(m.Levels.Values); n > 0 && n != sum.NP {
+		return nil, fmt.Errorf("model.levels: values for %d products, the data have %d", n, sum.NP)
 	}
 	slope := m.NoiseSlope
 	if slope == 0 {
@@ -89,6 +93,8 @@ func (m *Model) validateLevelNoise() error {
 		return fmt.Errorf("model.noise_slope = %v needs model.level_noise = true", m.NoiseSlope)
 	case m.LevelNoise && (m.Likelihood == "poisson" || m.Likelihood == "censored-poisson"):
 		return fmt.Errorf("model.level_noise: the %s likelihood has no additive noise (gaussian, tobit or diffusion)", m.Likelihood)
+	case m.Levels.Source != "" && !m.LevelNoise:
+		return errors.New("model.levels needs model.level_noise = true")
 	}
-	return nil
+	return m.Levels.validate()
 }

@@ -31,6 +31,8 @@ func (s Spec) Fitted(b *Built, sum Summary) (Spec, error) {
 		return Spec{}, fmt.Errorf("model.per_product: one set of temporal hyperparameters per product %w", ErrNotSavable)
 	}
 	m.Likelihood = b.Likelihood
+	m.Levels = b.Levels
+	m.Levels.Values = cloneRows(b.Levels.Values)
 	if len(m.Temporal) == 0 {
 		m.Temporal = []Temporal{{Kernel: "matern32"}}
 	}
@@ -69,6 +71,7 @@ func (s Spec) clone() Spec {
 		out.Model.Temporal[i].FixedParams = slices.Clone(s.Model.Temporal[i].FixedParams)
 	}
 	out.Model.Product.Lengthscales = slices.Clone(s.Model.Product.Lengthscales)
+	out.Model.Levels.Values = cloneRows(s.Model.Levels.Values)
 	if s.Fit.Learn != nil {
 		v := *s.Fit.Learn
 		out.Fit.Learn = &v
@@ -232,4 +235,16 @@ func checkSeparable(b *Built) error {
 		}
 	}
 	return nil
+}
+
+// cloneRows copies a matrix row by row (nil stays nil).
+func cloneRows(rows [][]float64) [][]float64 {
+	if rows == nil {
+		return nil
+	}
+	out := make([][]float64, len(rows))
+	for i, r := range rows {
+		out[i] = slices.Clone(r)
+	}
+	return out
 }

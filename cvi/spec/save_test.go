@@ -171,6 +171,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 	for _, c := range savedSpecs {
 		f.Add(c)
 	}
+	f.Add("[model]\nlevel_noise = true\nnoise_slope = 0.3\n[model.levels]\nsource = \"bin-of-day\"\nperiod = 2.0\nstep = 1.0\nvalues = [[1.5, -2.0], [0.0, 3e-300]]\n")
 	f.Add("[[model.temporal]]\nkernel = \"periodic\"\nperiod = 1e-300\nvariance = 1.7976931348623157e308\n[model.diffusion]\ntransition = \"a\\\"b\\u0001.csv\"\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		s, err := Decode(strings.NewReader(in))
@@ -196,6 +197,9 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 func normalise(s Spec) Spec {
 	if len(s.Model.Product.Lengthscales) == 0 {
 		s.Model.Product.Lengthscales = nil
+	}
+	if len(s.Model.Levels.Values) == 0 {
+		s.Model.Levels.Values = nil
 	}
 	for i := range s.Model.Temporal {
 		if len(s.Model.Temporal[i].FixedParams) == 0 {

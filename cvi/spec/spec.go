@@ -23,6 +23,9 @@ type Model struct {
 	LevelNoise bool `toml:"level_noise"`
 	// NoiseSlope is the starting c (> 0; 0 means DefaultNoiseSlope).
 	NoiseSlope float64 `toml:"noise_slope"`
+	// Levels is a level source for LevelNoise that needs no prior mean
+	// ([model.levels]).
+	Levels Levels `toml:"levels"`
 	// PerProduct gives every product its own copy of the temporal kernel
 	// with its own hyperparameters (Independent product kernel only), as
 	// in the paper's Datasets A–C.
