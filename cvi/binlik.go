@@ -52,6 +52,15 @@ func (l Factorised) LogPredictive(obs []Obs, mean, vars, dst []float64) {
 // NoiseVariance returns the Scalar's noise variance.
 func (l Factorised) NoiseVariance() float64 { return l.Scalar.NoiseVariance() }
 
+// NoiseVarianceAt returns the Scalar's noise variance at the given level
+// (its NoiseVariance if it has no level-dependent noise).
+func (l Factorised) NoiseVarianceAt(level float64) float64 {
+	if ln, ok := l.Scalar.(LevelNoiser); ok {
+		return ln.NoiseVarianceAt(level)
+	}
+	return l.Scalar.NoiseVariance()
+}
+
 // parallelizable reports whether the engine may evaluate l's bins on
 // several goroutines: l is Parallel, or Factorised (a Scalar's methods are
 // safe for concurrent use).

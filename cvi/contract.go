@@ -10,7 +10,9 @@ package cvi
 //   - ParamHolder: told which of its parameters learning holds fixed;
 //   - SearchRuler: a cheaper expectation rule while learning searches;
 //   - ParamValuer: parameter values in the user's units, where some are
-//     not softplus⁻¹ of their value.
+//     not softplus⁻¹ of their value;
+//   - LevelNoiser: a noise variance that depends on the cell's level
+//     (Obs.Level), for predictive intervals.
 //
 // A likelihood per product (Scalar) becomes a Likelihood through
 // Factorised, which is Parallel by the Scalar contract. The package's
@@ -132,4 +134,24 @@ type SearchRuler interface {
 // Params.
 type ParamValuer interface {
 	ParamValues(dst []float64) []float64
+}
+
+// LevelNoiser is a likelihood whose observation noise variance depends on
+// the cell's level (Obs.Level): NoiseVarianceAt returns the noise variance
+// of an observation at that level (σ² + c·max(level, 0) with level noise
+// on, NoiseVariance otherwise). Gaussian, Tobit, Diffusion and a
+// Factorised over them implement it.
+type LevelNoiser interface {
+	NoiseVarianceAt(level float64) float64
+}
+
+// NoiseVarianceAt returns l's noise variance for an observation at the
+// given level: l's NoiseVarianceAt where l is a LevelNoiser, its
+// NoiseVariance otherwise. Predictive intervals of a forecast pass the
+// level of the forecast's target bin.
+func NoiseVarianceAt(l Likelihood, level float64) float64 {
+	if ln, ok := l.(LevelNoiser); ok {
+		return ln.NoiseVarianceAt(level)
+	}
+	return l.NoiseVariance()
 }

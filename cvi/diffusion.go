@@ -97,7 +97,13 @@ type DiffusionOptions struct {
 	// into products that still had supply in the bin.
 	SupplyAware bool
 	// Variance is the observation noise variance σ².
-	Variance    float64
+	Variance float64
+	// LevelNoise makes product k's noise variance in a bin
+	// σ² + c·max(Level_k, 0) (Obs.Level), with c a parameter learned like
+	// σ², starting at NoiseSlope (> 0). Off, the likelihood is as without.
+	LevelNoise bool
+	NoiseSlope float64
+
 	Expectation Expectation
 	// Curvature is the second-order information of the sites in batch
 	// CVI (AutoCurvature by default). The online step always takes the
@@ -134,6 +140,10 @@ type Diffusion struct {
 	sd       float64 // √σ²
 	logNorm  float64 // −½ log(2πσ²)
 	ell, pi  float64
+	slope    float64 // c of the level noise (opts.LevelNoise)
+	// binNoise holds, with level noise, the bin's σ²_k, σ_k, −½log(2πσ²_k)
+	// and max(Level_k, 0), filled by operator.
+	binNoise []levelNoise
 	trans    *diffusion.Transition // current T (graph-based or explicit)
 	masked   diffusion.Transition  // per-bin supply-aware T
 	ws       *diffusion.Workspace
@@ -169,7 +179,7 @@ var (
 // fixed (same order as ParamNames), so it can skip their gradients: with
 // ℓ and π both held, ExpectParamGrad leaves their entries untouched.
 func (d *Diffusion) HoldParams(fixed []bool) {
-	d.fixedDiffusion = len(fixed) == 3 && fixed[1] && fixed[2]
+	d.fixedDiffusion = d.learnable() && len(fixed) >= 3 && fixed[1] && fixed[2]
 }
 
 // NewDiffusion validates the options and returns the likelihood.
@@ -209,7 +219,12 @@ func NewDiffusion(o DiffusionOptions) (*Diffusion, error) {
 	if err := checkVariance(o.Variance); err != nil || o.Variance == 0 {
 		return nil, fmt.Errorf("cvi: diffusion noise variance must be finite and > 0, got %v", o.Variance)
 	}
-	d := &Diffusion{opts: o}
+	if o.LevelNoise {
+		if err := checkSlope(o.NoiseSlope); err != nil {
+			return nil, err
+		}
+	}
+	d := &Diffusion{opts: o, slope: o.NoiseSlope}
 	d.setVariance(o.Variance)
 	switch {
 	case o.Explicit != nil:
@@ -225,6 +240,11 @@ func NewDiffusion(o DiffusionOptions) (*Diffusion, error) {
 	tb, err := NewTobit(o.Variance)
 	if err != nil {
 		return nil, err
+	}
+	if o.LevelNoise {
+		if err := tb.SetLevelNoise(o.NoiseSlope); err != nil {
+			return nil, err
+		}
 	}
 	d.tobit = tb
 	d.scratch()
@@ -283,6 +303,10 @@ func (d *Diffusion) scratch() {
 	}
 	d.delta = make([]float64, np)
 	d.avail = make([]bool, np)
+	d.binNoise = nil
+	if d.opts.LevelNoise {
+		d.binNoise = make([]levelNoise, np)
+	}
 	d.masked = diffusion.Transition{}
 	d.mf = meanFieldScratch{}
 	d.cp, d.cs, d.opVals = nil, coupledScratch{}, nil
@@ -367,8 +391,25 @@ func (d *Diffusion) SiteStructure() Sites {
 // Variance returns σ².
 func (d *Diffusion) Variance() float64 { return d.variance }
 
-// NoiseVariance returns σ².
+// NoiseVariance returns σ², the noise variance at level 0.
 func (d *Diffusion) NoiseVariance() float64 { return d.variance }
+
+// NoiseVarianceAt returns the noise variance at the given level:
+// σ² + c·max(level, 0) with level noise, σ² otherwise.
+func (d *Diffusion) NoiseVarianceAt(level float64) float64 {
+	if !d.opts.LevelNoise {
+		return d.variance
+	}
+	return levelVariance(d.variance, d.slope, level)
+}
+
+// NoiseSlope returns the level noise's slope c (0 without level noise).
+func (d *Diffusion) NoiseSlope() float64 {
+	if !d.opts.LevelNoise {
+		return 0
+	}
+	return d.slope
+}
 
 // Lengthscale and Sink return the current diffusion parameters (0 for an
 // explicit transition matrix).
@@ -384,23 +425,36 @@ func (d *Diffusion) Transition() *diffusion.Transition { return d.trans }
 func (d *Diffusion) learnable() bool { return d.opts.Explicit == nil }
 
 // NumParams returns 3 (variance, lengthscale, sink), or 1 with an explicit
-// transition matrix.
+// transition matrix; one more (noise_slope, last) with level noise.
 func (d *Diffusion) NumParams() int {
+	n := 1
 	if d.learnable() {
-		return 3
+		n = 3
 	}
-	return 1
+	if d.opts.LevelNoise {
+		n++
+	}
+	return n
 }
+
+// slopeIndex is the index of noise_slope among the parameters (level
+// noise only): the last.
+func (d *Diffusion) slopeIndex() int { return d.NumParams() - 1 }
 
 // ParamNames names the parameters.
 func (d *Diffusion) ParamNames() []string {
+	names := []string{"variance"}
 	if d.learnable() {
-		return []string{"variance", "lengthscale", "sink"}
+		names = []string{"variance", "lengthscale", "sink"}
 	}
-	return []string{"variance"}
+	if d.opts.LevelNoise {
+		names = append(names, NoiseSlopeName)
+	}
+	return names
 }
 
-// Params writes softplus⁻¹(σ²), softplus⁻¹(ℓ) and the sink's raw value.
+// Params writes softplus⁻¹(σ²), softplus⁻¹(ℓ), the sink's raw value and,
+// with level noise, softplus⁻¹(c).
 func (d *Diffusion) Params(dst []float64) []float64 {
 	if dst == nil {
 		dst = make([]float64, d.NumParams())
@@ -410,11 +464,14 @@ func (d *Diffusion) Params(dst []float64) []float64 {
 		dst[1], _ = diffusion.LengthscaleToRaw(d.ell)
 		dst[2], _ = diffusion.SinkToRaw(d.pi)
 	}
+	if d.opts.LevelNoise {
+		dst[d.slopeIndex()] = mathx.SoftplusInv(d.slope)
+	}
 	return dst
 }
 
 // ParamValues writes σ², ℓ and π (σ² only with an explicit transition
-// matrix).
+// matrix), then c with level noise.
 func (d *Diffusion) ParamValues(dst []float64) []float64 {
 	if dst == nil {
 		dst = make([]float64, d.NumParams())
@@ -422,6 +479,9 @@ func (d *Diffusion) ParamValues(dst []float64) []float64 {
 	dst[0] = d.variance
 	if d.learnable() {
 		dst[1], dst[2] = d.ell, d.pi
+	}
+	if d.opts.LevelNoise {
+		dst[d.slopeIndex()] = d.slope
 	}
 	return dst
 }
@@ -435,8 +495,17 @@ func (d *Diffusion) SetParams(src []float64) error {
 	if err != nil {
 		return err
 	}
+	noise := src[:1]
+	slope := d.slope
+	if d.opts.LevelNoise {
+		k := d.slopeIndex()
+		if slope, err = setPositiveParam(NoiseSlopeName, src[k:k+1]); err != nil {
+			return err
+		}
+		noise = []float64{src[0], src[k]}
+	}
 	if d.learnable() {
-		for _, x := range src[1:] {
+		for _, x := range src[1:3] {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				return fmt.Errorf("cvi: diffusion parameter not finite: %v", x)
 			}
@@ -453,7 +522,8 @@ func (d *Diffusion) SetParams(src []float64) error {
 		}
 	}
 	d.setVariance(v)
-	return d.tobit.SetParams(src[:1])
+	d.slope = slope
+	return d.tobit.SetParams(noise)
 }
 
 // operator returns the bin's diffusion operator.
@@ -461,6 +531,9 @@ func (d *Diffusion) operator(obs []Obs) (diffusion.Operator, error) {
 	for k, o := range obs {
 		d.u[k] = o.Supply
 		d.yv[k] = o.Y
+	}
+	if d.opts.LevelNoise {
+		d.setBinNoise(obs)
 	}
 	if !d.opts.SupplyAware {
 		return diffusion.Operator{T: d.trans, Steps: d.opts.Steps}, nil
@@ -472,18 +545,17 @@ func (d *Diffusion) operator(obs []Obs) (diffusion.Operator, error) {
 }
 
 // point evaluates log p(y_k | g_k) and its first two derivatives in g_k,
-// and the derivative in σ², for an observed product.
-func (d *Diffusion) point(o Obs, g float64) (l, dl, d2l, ds2 float64) {
-	s2 := d.variance
+// and the derivative in σ²_k, for observed product k.
+func (d *Diffusion) point(k int, o Obs, g float64) (l, dl, d2l, ds2 float64) {
+	s2, s, logNorm := d.noiseOf(k)
 	if o.Censored {
-		s := d.sd
 		z := (o.Supply - g) / s // log Φ((g − u)/σ) = LogSurvival(z)
 		logQ, lam, _ := survival(z)
 		x := -z
 		return logQ, lam / s, -lam * (x + lam) / s2, -lam * x / (2 * s2)
 	}
 	r := o.Y - g
-	return d.logNorm - 0.5*r*r/s2, r / s2, -1 / s2, -0.5/s2 + 0.5*r*r/(s2*s2)
+	return logNorm - 0.5*r*r/s2, r / s2, -1 / s2, -0.5/s2 + 0.5*r*r/(s2*s2)
 }
 
 // Expect returns the bin's expected log-likelihood and its derivatives.
@@ -531,7 +603,7 @@ func (d *Diffusion) LogPredictive(obs []Obs, mean, cov, dst []float64) {
 		if d.Joint() {
 			v = cov[k*np+k]
 		}
-		s := v + d.variance
+		s := v + d.NoiseVarianceAt(o.Level)
 		r := o.Y - mean[k]
 		dst[k] = -0.5*(log2Pi+math.Log(s)) - 0.5*r*r/s
 	}
@@ -554,4 +626,44 @@ func (d *Diffusion) expect(obs []Obs, mean, cov, grad, curv, pgrad []float64) (f
 
 func (d *Diffusion) setVariance(v float64) {
 	d.variance, d.sd, d.logNorm = v, math.Sqrt(v), -0.5*(log2Pi+math.Log(v))
+}
+
+// levelNoise is one product's noise in the current bin (level noise).
+type levelNoise struct {
+	s2, sd, logNorm float64 // σ²_k, σ_k, −½log(2πσ²_k)
+	weight          float64 // ∂σ²_k/∂c = max(Level_k, 0)
+}
+
+// setBinNoise fills the bin's per-product noise from the levels of obs.
+func (d *Diffusion) setBinNoise(obs []Obs) {
+	for k, o := range obs {
+		s2 := levelVariance(d.variance, d.slope, o.Level)
+		d.binNoise[k] = levelNoise{s2, math.Sqrt(s2), -0.5 * (log2Pi + math.Log(s2)), levelWeight(o.Level)}
+	}
+}
+
+// noiseOf returns product k's noise variance in the current bin, its
+// square root and −½log(2πσ²_k): σ²'s without level noise.
+func (d *Diffusion) noiseOf(k int) (s2, sd, logNorm float64) {
+	if d.binNoise == nil {
+		return d.variance, d.sd, d.logNorm
+	}
+	n := &d.binNoise[k]
+	return n.s2, n.sd, n.logNorm
+}
+
+// noiseWeight returns ∂σ²_k/∂c for product k in the current bin (0
+// without level noise).
+func (d *Diffusion) noiseWeight(k int) float64 {
+	if d.binNoise == nil {
+		return 0
+	}
+	return d.binNoise[k].weight
+}
+
+// levelNoiseAt returns product k's noise in the current bin as the
+// mean-field loops use it: σ²_k, σ_k, 1/σ²_k and −½log(2πσ²_k).
+func (d *Diffusion) levelNoiseAt(k int) (s2, sd, inv, logNorm float64) {
+	n := &d.binNoise[k]
+	return n.s2, n.sd, 1 / n.s2, n.logNorm
 }

@@ -60,7 +60,7 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 		npts, _ := d.z.Dims()
 		e, err := d.expectMeanField(op, obs, mean, P, L[:np], grad, curv, mfDiag, npts)
 		if err == nil && pgrad != nil {
-			d.addParamGrad(pgrad, 1/float64(2*npts), d.mf.ps2, 0, 0)
+			d.addParamGrad(pgrad, 1/float64(2*npts), d.mf.ps2, d.mf.pc, 0, 0)
 		}
 		return e, err
 	}
@@ -109,7 +109,7 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 		}
 	}
 	if jp.wantParams {
-		d.addParamGrad(pgrad, w, jp.ps2, jp.pell, jp.ppi)
+		d.addParamGrad(pgrad, w, jp.ps2, jp.pc, jp.pell, jp.ppi)
 	}
 	return jp.sum * w, nil
 }
@@ -191,6 +191,8 @@ type jointPass struct {
 	// stein = Σ (f − m)(Jᵀ∂log p)ᵀ (its diagonal with diagonal sites).
 	sum, ps2, pell, ppi float64
 	stein               []float64
+	// pc sums ∂log p/∂c, the level noise's slope.
+	pc float64
 }
 
 // at evaluates the bin at the point f = mean + sign·d.delta through the
@@ -211,10 +213,13 @@ func (jp *jointPass) at(sign float64) error {
 			d.dl[k], d.d2l[k] = 0, 0
 			continue
 		}
-		l, dl, d2l, ds2 := d.point(o, d.g[k])
+		l, dl, d2l, ds2 := d.point(k, o, d.g[k])
 		jp.sum += l
 		d.dl[k], d.d2l[k] = dl, d2l
 		jp.ps2 += ds2
+		if d.binNoise != nil {
+			jp.pc += ds2 * d.noiseWeight(k)
+		}
 	}
 	if jp.grad != nil || jp.exact {
 		jp.addGradient(sign, active)
@@ -357,13 +362,16 @@ func (d *Diffusion) exactCurvature(curv, P, stein []float64, w float64, diag boo
 }
 
 // addParamGrad adds the parameter gradient from the sums over the points
-// (each of weight w) of ∂log p/∂σ², ∂/∂ℓ and ∂/∂π, through the
-// parameterisation, into pgrad.
-func (d *Diffusion) addParamGrad(pgrad []float64, w, ps2, pell, ppi float64) {
+// (each of weight w) of ∂log p/∂σ², ∂/∂c (level noise), ∂/∂ℓ and ∂/∂π,
+// through the parameterisation, into pgrad.
+func (d *Diffusion) addParamGrad(pgrad []float64, w, ps2, pc, pell, ppi float64) {
 	pgrad[0] += w * ps2 * softplusSlope(d.variance)
+	if d.opts.LevelNoise {
+		pgrad[d.slopeIndex()] += w * pc * softplusSlope(d.slope)
+	}
 	if d.learnable() && !d.fixedDiffusion {
-		var raw [3]float64
-		d.Params(raw[:])
+		var raw [4]float64 // σ², ℓ, π and c with level noise
+		d.Params(raw[:d.NumParams()])
 		_, dEll := diffusion.LengthscaleFromRaw(raw[1])
 		_, dPi := diffusion.SinkFromRaw(raw[2])
 		pgrad[1] += w * pell * dEll
@@ -387,7 +395,7 @@ func (d *Diffusion) expectMeanOnly(op diffusion.Operator, obs []Obs, mean, vars,
 			continue
 		}
 		if pgrad != nil {
-			sum += d.tobit.ExpectParamGrad(o, d.g[k], vars[k], pgrad[:1])
+			sum += d.tobitParamGrad(o, d.g[k], vars[k], pgrad)
 		}
 		e, dm, d2m := d.tobit.Expect(o, d.g[k], vars[k])
 		if pgrad == nil {
@@ -407,8 +415,8 @@ func (d *Diffusion) expectMeanOnly(op diffusion.Operator, obs []Obs, mean, vars,
 			pell += d.dl[k] * d.dge[k]
 			ppi += d.dl[k] * d.dgp[k]
 		}
-		var raw [3]float64
-		d.Params(raw[:])
+		var raw [4]float64 // σ², ℓ, π and c with level noise
+		d.Params(raw[:d.NumParams()])
 		_, dEll := diffusion.LengthscaleFromRaw(raw[1])
 		_, dPi := diffusion.SinkFromRaw(raw[2])
 		pgrad[1] += pell * dEll
@@ -453,7 +461,7 @@ func (d *Diffusion) expectFactorised(obs []Obs, mean, P []float64, stride int, g
 		}
 		v := P[k*stride]
 		if pgrad != nil {
-			e := d.tobit.ExpectParamGrad(o, mean[k], v, pgrad[:1])
+			e := d.tobitParamGrad(o, mean[k], v, pgrad)
 			if grad == nil && curv == nil {
 				sum += e
 				continue
@@ -469,4 +477,18 @@ func (d *Diffusion) expectFactorised(obs []Obs, mean, P []float64, stride int, g
 		}
 	}
 	return sum
+}
+
+// tobitParamGrad adds the noise parameters' gradient of product o's 1-D
+// Tobit expectation into pgrad (σ² first, c at slopeIndex with level
+// noise) and returns the expectation.
+func (d *Diffusion) tobitParamGrad(o Obs, m, v float64, pgrad []float64) float64 {
+	if !d.opts.LevelNoise {
+		return d.tobit.ExpectParamGrad(o, m, v, pgrad[:1])
+	}
+	var g [2]float64
+	e := d.tobit.ExpectParamGrad(o, m, v, g[:])
+	pgrad[0] += g[0]
+	pgrad[d.slopeIndex()] += g[1]
+	return e
 }

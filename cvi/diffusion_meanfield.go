@@ -29,8 +29,9 @@ type meanFieldScratch struct {
 	// fast: mfPoint takes survivalFast (relative error below 1e-13, as
 	// mfPointGrouped does), for the sparse online route.
 	fast bool
-	// ps2 sums ∂log p/∂σ² over the points (the noise variance's gradient).
-	ps2 float64
+	// ps2 sums ∂log p/∂σ² over the points (the noise variance's gradient),
+	// pc ∂log p/∂c (the level noise's slope).
+	ps2, pc float64
 }
 
 // patterns accumulates, per excess set, the sums of w and h over the
@@ -239,7 +240,7 @@ func (d *Diffusion) mfSetup(op diffusion.Operator, obs []Obs, grad, curv []float
 	if exact {
 		clear(s.stein)
 	}
-	s.ps2 = 0
+	s.ps2, s.pc = 0, 0
 	return nil
 }
 
@@ -362,14 +363,21 @@ func (d *Diffusion) mfPoint(obs []Obs, f []float64) float64 {
 		}
 	}
 	var sum float64
-	s2, sdv, inv := d.variance, d.sd, 1/d.variance
+	s2, sdv, inv, logNorm := d.variance, d.sd, 1/d.variance, d.logNorm
 	for k, kd := range kind {
+		if d.binNoise != nil {
+			s2, sdv, inv, logNorm = d.levelNoiseAt(k)
+		}
 		var l, dk, d2k float64
 		switch kd {
 		case mfGauss:
 			r := obs[k].Y - g[k]
-			l, dk, d2k = d.logNorm-0.5*r*r*inv, r*inv, -inv
-			s.ps2 += -0.5*inv + 0.5*r*r*inv*inv
+			l, dk, d2k = logNorm-0.5*r*r*inv, r*inv, -inv
+			ds := -0.5*inv + 0.5*r*r*inv*inv
+			s.ps2 += ds
+			if d.binNoise != nil {
+				s.pc += ds * d.binNoise[k].weight
+			}
 		case mfCensored:
 			// log Φ((g − u)/σ) = LogSurvival(z), z = (u − g)/σ.
 			z := (obs[k].Supply - g[k]) / sdv
@@ -380,7 +388,11 @@ func (d *Diffusion) mfPoint(obs []Obs, f []float64) float64 {
 				logQ, lam, _ = survival(z)
 			}
 			l, dk, d2k = logQ, lam/sdv, -lam*(lam-z)/s2
-			s.ps2 += lam * z / (2 * s2)
+			ds := lam * z / (2 * s2)
+			s.ps2 += ds
+			if d.binNoise != nil {
+				s.pc += ds * d.binNoise[k].weight
+			}
 		}
 		sum += l
 		dl[k], d2l[k] = dk, d2k
@@ -420,12 +432,15 @@ func (d *Diffusion) mfPointGrouped(obs []Obs, f []float64) float64 {
 		pw, ph = s.pat.w[i*np:(i+1)*np], s.pat.h[i*np:(i+1)*np]
 	}
 	var sum float64
-	s2, sdv, inv := d.variance, d.sd, 1/d.variance
+	s2, sdv, inv, logNorm := d.variance, d.sd, 1/d.variance, d.logNorm
 	for k, fn := range next {
 		fk := f[k]
 		g, gain := fk, false
 		if x := fn - fk; x > 0 {
 			g, gain = fk+x, true
+		}
+		if d.binNoise != nil {
+			s2, sdv, inv, logNorm = d.levelNoiseAt(k)
 		}
 		var l, dk, d2k float64
 		switch kind[k] {
@@ -433,14 +448,22 @@ func (d *Diffusion) mfPointGrouped(obs []Obs, f []float64) float64 {
 			continue
 		case mfGauss:
 			r := obs[k].Y - g
-			l, dk, d2k = d.logNorm-0.5*r*r*inv, r*inv, -inv
-			s.ps2 += -0.5*inv + 0.5*r*r*inv*inv
+			l, dk, d2k = logNorm-0.5*r*r*inv, r*inv, -inv
+			ds := -0.5*inv + 0.5*r*r*inv*inv
+			s.ps2 += ds
+			if d.binNoise != nil {
+				s.pc += ds * d.binNoise[k].weight
+			}
 		case mfCensored:
 			// log Φ((g − u)/σ) = LogSurvival(z), z = (u − g)/σ.
 			z := (obs[k].Supply - g) / sdv
 			logQ, lam, _ := survivalFast(z)
 			l, dk, d2k = logQ, lam/sdv, -lam*(lam-z)/s2
-			s.ps2 += lam * z / (2 * s2)
+			ds := lam * z / (2 * s2)
+			s.ps2 += ds
+			if d.binNoise != nil {
+				s.pc += ds * d.binNoise[k].weight
+			}
 		}
 		sum += l
 		if !gain {

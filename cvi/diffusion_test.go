@@ -233,7 +233,7 @@ func TestDiffusionMonteCarlo(t *testing.T) {
 			if math.IsNaN(o.Y) {
 				continue
 			}
-			lk, dlk, _, _ := d.point(o, g[k])
+			lk, dlk, _, _ := d.point(k, o, g[k])
 			l += lk
 			dl[k] = dlk
 		}
@@ -331,7 +331,7 @@ func TestDiffusionDiagonalMonteCarlo(t *testing.T) {
 			if math.IsNaN(o.Y) {
 				continue
 			}
-			lk, dlk, d2lk, _ := d.point(o, g[k])
+			lk, dlk, d2lk, _ := d.point(k, o, g[k])
 			l += lk
 			dl[k], d2l[k] = dlk, d2lk
 		}

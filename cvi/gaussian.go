@@ -5,8 +5,9 @@ import (
 )
 
 // Gaussian is the likelihood y ~ N(f, σ²) with noise variance σ² (the
-// NCGP model). It ignores Obs.Censored and Obs.Supply: censored sales are
-// treated as if they were the demand. All expectations are closed forms.
+// NCGP model), or σ²ᵢ = σ² + c·max(Levelᵢ, 0) with level noise
+// (SetLevelNoise). It ignores Obs.Censored and Obs.Supply: censored sales
+// are treated as if they were the demand. All expectations are closed forms.
 type Gaussian struct {
 	noise
 }
@@ -16,17 +17,17 @@ func NewGaussian(variance float64) (*Gaussian, error) {
 	if err := checkVariance(variance); err != nil {
 		return nil, err
 	}
-	return &Gaussian{noise{variance}}, nil
+	return &Gaussian{noise{variance: variance}}, nil
 }
 
 // LogLik returns log N(y|f, σ²), (y−f)/σ² and −1/σ².
 func (g *Gaussian) LogLik(o Obs, f float64) (l, dl, d2l float64) {
-	return gaussLogLik(o.Y, f, g.variance)
+	return gaussLogLik(o.Y, f, g.at(o))
 }
 
 // Expect returns −½log(2πσ²) − ((y−m)² + v)/(2σ²), (y−m)/σ² and −1/σ².
 func (g *Gaussian) Expect(o Obs, m, v float64) (e, dm, d2m float64) {
-	return gaussExpect(o.Y, m, v, g.variance)
+	return gaussExpect(o.Y, m, v, g.at(o))
 }
 
 // LogPredictive returns log N(y|m, v+σ²).
@@ -34,14 +35,15 @@ func (g *Gaussian) LogPredictive(o Obs, m, v float64) float64 {
 	if badVariance(v) {
 		return math.NaN()
 	}
-	return gaussLogPdf(o.Y, m, v+g.variance)
+	return gaussLogPdf(o.Y, m, v+g.at(o))
 }
 
-// ExpectParamGrad adds dE/dθ for θ = softplus⁻¹(σ²) into grad[0] and
-// returns E.
+// ExpectParamGrad adds dE/dθ for θ = softplus⁻¹(σ²) into grad[0] (and
+// for softplus⁻¹(c) into grad[1] with level noise) and returns E.
 func (g *Gaussian) ExpectParamGrad(o Obs, m, v float64, grad []float64) float64 {
-	e, _, _ := gaussExpect(o.Y, m, v, g.variance)
-	grad[0] += gaussExpectDVar(o.Y, m, v, g.variance) * softplusSlope(g.variance)
+	s2 := g.at(o)
+	e, _, _ := gaussExpect(o.Y, m, v, s2)
+	g.addParamGrad(grad, o.Level, gaussExpectDVar(o.Y, m, v, s2))
 	return e
 }
 

@@ -12,9 +12,15 @@ import (
 // the supply that was available, and whether the sales were cut off by
 // that supply (demand ≥ Supply). Supply = +Inf means unlimited supply.
 // Censoring is this explicit flag, never a comparison of Y with Supply.
+//
+// Level is a known, non-random level of the cell (for instance the prior
+// mean of its demand). Only likelihoods with level-dependent noise read it
+// (noise variance σ² + c·max(Level, 0)); its zero value leaves every
+// likelihood as without it.
 type Obs struct {
 	Y, Supply float64
 	Censored  bool
+	Level     float64
 }
 
 // Validate reports whether o is a usable observation: Y must be finite,
@@ -31,6 +37,8 @@ func (o Obs) Validate() error {
 		return fmt.Errorf("cvi: observation supply = %v is not a number (+Inf means unlimited)", o.Supply)
 	case o.Censored && math.IsInf(o.Supply, 1):
 		return errors.New("cvi: censored observation with unlimited supply")
+	case math.IsNaN(o.Level) || math.IsInf(o.Level, 0):
+		return fmt.Errorf("cvi: observation level = %v is not finite", o.Level)
 	}
 	return nil
 }

@@ -36,7 +36,37 @@ func families(t testing.TB) []family {
 		}
 		return fs
 	}
+	// Level-dependent noise (σ²ᵢ = σ² + c·max(Levelᵢ, 0)): observations at
+	// positive, zero and negative levels.
+	levelNoisy := func(s interface {
+		Scalar
+		SetLevelNoise(float64) error
+	}, err error, c float64) Scalar {
+		t.Helper()
+		if err == nil {
+			err = s.SetLevelNoise(c)
+		}
+		return must(s, err)
+	}
+	gl, err := NewGaussian(0.3)
+	tl, err2 := NewTobit(0.01)
 	return []family{
+		{
+			name: "Gaussian/level",
+			lik:  levelNoisy(gl, err, 0.7),
+			obs: []Obs{{Y: 0.7, Supply: inf, Level: 2.5}, {Y: -1.2, Supply: -1.2, Censored: true},
+				{Y: 3, Supply: inf, Level: -4}, {Y: 9, Supply: inf, Level: 12}},
+			fs: []float64{-3, 0, 0.7, 2.5, 40},
+			qs: [][2]float64{{0.5, 0.2}, {-1, 3}, {8, 4}},
+		},
+		{
+			name: "Tobit/level",
+			lik:  levelNoisy(tl, err2, 0.02),
+			obs: []Obs{{Y: 0.55, Supply: 0.8, Level: 3}, {Y: 0.5, Supply: 0.5, Censored: true, Level: 1.5},
+				{Y: 0.5, Supply: 0.5, Censored: true}, {Y: 0.5, Supply: 0.5, Censored: true, Level: 40}},
+			fs: tobitFs(0.5, 0.2),
+			qs: [][2]float64{{0.45, 0.04}, {0.3, 1e-4}, {0.9, 1}, {-2, 0.25}},
+		},
 		{
 			name: "Gaussian",
 			lik:  must(NewGaussian(0.3)),

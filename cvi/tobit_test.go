@@ -129,7 +129,7 @@ func TestTobitPredictiveClosedForm(t *testing.T) {
 		want := tb.LogPredictive(o, q[0], q[1])
 		got := tb.logPredictive(q[0], q[1], func(f float64) (float64, float64, float64) {
 			return tobitCensored(0.5, f, 0.01)
-		}, tb.transition(0.5))
+		}, transition(0.5, 0.01))
 		if math.Abs(got-want) > 1e-12*(1+math.Abs(want)) {
 			t.Errorf("m=%g v=%g: quadrature %.17g, closed form %.17g", q[0], q[1], got, want)
 		}

@@ -249,6 +249,10 @@ const z95 = 1.6448536269514722
 // quantiles of max(f, 0): the Gaussian's clamped at 0, which is exact
 // because max(·, 0) is monotone (a quantile below 0 becomes 0). Mean and
 // Var stay the Gaussian's moments.
+//
+// noise is the observation noise variance added to Var in PredVar (the
+// variance of an observed count) at the cell's level: σ² + c·max(level, 0)
+// with level-dependent noise (cvi.NoiseVarianceAt).
 func NewEstimate(product string, mean, variance, noise float64) Estimate {
 	sd := math.Sqrt(math.Max(variance, 0))
 	return Estimate{Product: product, Mean: mean, Var: variance, PredVar: variance + noise,

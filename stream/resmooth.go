@@ -34,7 +34,7 @@ type resmoothJob struct {
 	model   *filter.Model
 	lik     cvi.Likelihood
 	relearn bool
-	mean    *spec.Profile // the prior mean (immutable, shared)
+	cells   spec.Boundary // prior mean and levels (immutable, shared)
 	learn   cvi.LearnOptions
 	online  cvi.OnlineOptions
 	tol     float64 // CVI convergence test (resmooth.tolerance)
@@ -84,7 +84,7 @@ func (r *Runner) startResmooth(ctx context.Context, last int64) {
 		r.log.Error().Err(err).Msg("re-smooth not started")
 		return
 	}
-	job := &resmoothJob{bins: r.win.copyFrom(0), model: r.built.Model.Clone(), lik: lik, relearn: r.cfg.Resmooth.Relearn, mean: r.built.Mean}
+	job := &resmoothJob{bins: r.win.copyFrom(0), model: r.built.Model.Clone(), lik: lik, relearn: r.cfg.Resmooth.Relearn, cells: r.built.Boundary()}
 	if t, ok := r.tail.Filter().Time(); ok {
 		s := r.tail.Filter().Save()
 		s.Time = t
@@ -201,7 +201,7 @@ func runResmooth(ctx context.Context, job *resmoothJob) *resmoothResult {
 
 // resmooth runs the steps of runResmooth, filling res.
 func resmooth(ctx context.Context, job *resmoothJob, res *resmoothResult) error {
-	data := job.mean.ShiftData(windowData(job.bins, job.model.NumProducts()))
+	data := job.cells.PrepareData(windowData(job.bins, job.model.NumProducts()))
 	if !anyObserved(data) {
 		return errors.New("no observation in the window")
 	}

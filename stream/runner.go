@@ -98,7 +98,7 @@ type Runner struct {
 	latest []byte
 
 	res        cvi.BinResult
-	shifted    []cvi.Obs // a bin's observations less the prior mean
+	shifted    []cvi.Obs // a bin's observations as the likelihood sees them (spec.Boundary)
 	fm, fv, fc []float64
 	closed     []ClosedBin
 	logLimit   *rateLimit
@@ -347,7 +347,7 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 		// The window keeps the observations as received; the likelihood
 		// sees them less the prior mean.
 		copy(r.shifted, cb.Obs)
-		r.built.Mean.Shift(t, r.shifted)
+		r.built.Boundary().Prepare(t, r.shifted)
 		err = r.on.Step(t, r.shifted, &r.res)
 	} else {
 		err = r.on.Skip(t, &r.res)
@@ -475,12 +475,14 @@ func latentSize(m *LatentMessage) int {
 func (r *Runner) subject() string { return r.prefix + ".latent." + r.cfg.Name }
 
 // estimates turns per-product moments of the latent f − m at model time t
-// into published estimates of f (the prior mean m added back).
+// into published estimates of f: the prior mean m added back, pred_var
+// with the noise at the cell's level.
 func (r *Runner) estimates(t float64, mean, vars []float64, obs []cvi.Obs) []Estimate {
-	noise := r.built.Lik.NoiseVariance()
+	cells := r.built.Boundary()
 	out := make([]Estimate, len(mean))
 	for k, name := range r.prods.Names {
-		out[k] = NewEstimate(name, mean[k]+r.built.Mean.At(t, k), vars[k], noise)
+		noise := cvi.NoiseVarianceAt(r.built.Lik, cells.LevelAt(t, k))
+		out[k] = NewEstimate(name, mean[k]+cells.MeanAt(t, k), vars[k], noise)
 		if obs != nil {
 			out[k].Observed = !math.IsNaN(obs[k].Y)
 			out[k].Censored = out[k].Observed && obs[k].Censored

@@ -82,7 +82,7 @@ func (r *Runner) restoreFrom(ctx context.Context, m *snapshot.Model) error {
 		if err != nil {
 			return fmt.Errorf("re-smooth job: %w", err)
 		}
-		rj := &resmoothJob{model: jm, lik: jl, relearn: j.Relearn, mean: r.built.Mean}
+		rj := &resmoothJob{model: jm, lik: jl, relearn: j.Relearn, cells: r.built.Boundary()}
 		for _, b := range j.Bins {
 			rj.bins = append(rj.bins, binFromSnap(b))
 		}

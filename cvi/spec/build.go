@@ -87,6 +87,9 @@ type Built struct {
 	// Mean is the prior mean m(t, k) (nil: zero): the likelihood sees the
 	// data shifted by Mean.Shift, and every output gets m back.
 	Mean *Profile
+	// Levels is the configured level source (model.levels), with the
+	// values Learn computed; At gives a cell's level.
+	Levels Levels
 }
 
 // Build turns the configuration into a model and likelihood for data
@@ -112,7 +115,7 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 		}
 	}
 	fixed := map[string]bool{}
-	b := &Built{Fixed: fixed, Learn: s.Fit.Learn == nil || *s.Fit.Learn, Likelihood: m.Likelihood}
+	b := &Built{Fixed: fixed, Learn: s.Fit.Learn == nil || *s.Fit.Learn, Likelihood: m.Likelihood, Levels: m.Levels}
 	kernels, err := buildKernels(m, sum, fixed)
 	if err != nil {
 		return nil, err

@@ -128,6 +128,9 @@ func (s *Spec) Validate() error {
 	if m.NoiseVariance < 0 {
 		return fmt.Errorf("model.noise_variance must be > 0, got %v", m.NoiseVariance)
 	}
+	if err := m.validateLevelNoise(); err != nil {
+		return err
+	}
 	for i, t := range m.Temporal {
 		if err := t.validate(i); err != nil {
 			return err
@@ -157,6 +160,9 @@ func (s *Spec) Validate() error {
 func (s *Spec) validateFinite() error {
 	m := &s.Model
 	if err := finite("model.noise_variance", m.NoiseVariance); err != nil {
+		return err
+	}
+	if err := finite("model.noise_slope", m.NoiseSlope); err != nil {
 		return err
 	}
 	for i, t := range m.Temporal {

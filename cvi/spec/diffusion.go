@@ -9,13 +9,15 @@ import (
 )
 
 // buildDiffusion builds the diffusion-aware Tobit likelihood.
-func buildDiffusion(m Model, sum Summary, variance float64, fixed map[string]bool) (cvi.Likelihood, error) {
+func buildDiffusion(m Model, sum Summary, variance, slope float64, fixed map[string]bool) (cvi.Likelihood, error) {
 	d := m.Diffusion
 	if sum.NP < 2 {
 		return nil, fmt.Errorf("model.likelihood diffusion needs at least 2 products, have %d", sum.NP)
 	}
 	opts := cvi.DiffusionOptions{
 		Variance:    variance,
+		LevelNoise:  m.LevelNoise,
+		NoiseSlope:  slope,
 		Steps:       d.Steps,
 		SupplyAware: d.Mode == "available",
 		Points:      d.Points,

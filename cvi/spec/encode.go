@@ -26,6 +26,8 @@ func (s Spec) Encode(w io.Writer, header []string) error {
 	e.str("likelihood", m.Likelihood)
 	e.float("noise_variance", m.NoiseVariance)
 	e.bool("noise_fixed", m.NoiseFixed)
+	e.bool("level_noise", m.LevelNoise)
+	e.float("noise_slope", m.NoiseSlope)
 	e.bool("per_product", m.PerProduct)
 	for _, t := range m.Temporal {
 		e.array("model.temporal")
@@ -76,6 +78,13 @@ func (s Spec) Encode(w io.Writer, header []string) error {
 				e.floatsAlways(tomlString(name), mn.Values[name])
 			}
 		}
+	}
+	if lv := m.Levels; lv.Source != "" { // no table without a source: files as before
+		e.table("model.levels")
+		e.str("source", lv.Source)
+		e.float("period", lv.Period)
+		e.float("step", lv.Step)
+		e.floatRows("values", lv.Values)
 	}
 	f := s.Fit
 	e.table("fit")
@@ -155,6 +164,22 @@ func (e *encoder) floatsAlways(k string, vs []float64) {
 		s[i] = tomlFloat(v)
 	}
 	e.line(k, "["+strings.Join(s, ", ")+"]")
+}
+
+// floatRows writes an array of float arrays, a row per line.
+func (e *encoder) floatRows(k string, rows [][]float64) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(e.w, "%s = [\n", k)
+	for _, r := range rows {
+		s := make([]string, len(r))
+		for i, v := range r {
+			s[i] = tomlFloat(v)
+		}
+		fmt.Fprintf(e.w, "  [%s],\n", strings.Join(s, ", "))
+	}
+	fmt.Fprintln(e.w, "]")
 }
 
 func (e *encoder) strs(k string, vs []string) {

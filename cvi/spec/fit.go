@@ -56,6 +56,12 @@ func (s Spec) Learn(ctx context.Context, data *cvi.Data, sum Summary, likelihood
 // learn is Learn with the prior mean mean (nil: the configured values, if
 // any).
 func (s Spec) learn(ctx context.Context, data *cvi.Data, sum Summary, likelihood string, progress func(stage string, p cvi.Progress), mean *Profile) (*Fitted, error) {
+	// The level source's values, computed from the data when not given
+	// (model.levels); Boundary sets the cells' levels.
+	s.Model.Levels.Values = cloneRows(s.Model.Levels.Values)
+	if err := s.Model.Levels.fill(data, sum); err != nil {
+		return nil, err
+	}
 	b, err := s.Build(sum, likelihood)
 	if err != nil {
 		return nil, err
@@ -66,8 +72,8 @@ func (s Spec) learn(ctx context.Context, data *cvi.Data, sum Summary, likelihood
 	if s.Model.Mean.On() && b.Mean == nil {
 		return nil, errors.New("model.mean: no values (give them, or learn with estimate = true)")
 	}
-	if b.Mean != nil {
-		data = b.Mean.ShiftData(data)
+	if b.Mean != nil || b.Levels.Source != "" {
+		data = b.Boundary().PrepareData(data)
 		names := sum.Names
 		sum = Summarise(data, sum.Features, sum.Geographic)
 		sum.Names = names

@@ -212,6 +212,7 @@ func (p *Profile) Shift(t float64, obs []cvi.Obs) {
 // cell: the likelihood then sees y − m and u − m (NaN Y stays NaN, +Inf
 // supply stays +Inf).
 func shiftObs(o *cvi.Obs, m float64) {
+	o.Level = m // the level of level-dependent noise (Boundary)
 	o.Y -= m
 	o.Supply -= m
 }

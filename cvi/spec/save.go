@@ -32,6 +32,8 @@ func (s Spec) Fitted(b *Built, sum Summary) (Spec, error) {
 		return Spec{}, fmt.Errorf("model.per_product: one set of temporal hyperparameters per product %w", ErrNotSavable)
 	}
 	m.Likelihood = b.Likelihood
+	m.Levels = b.Levels
+	m.Levels.Values = cloneRows(b.Levels.Values)
 	if len(m.Temporal) == 0 {
 		m.Temporal = []Temporal{{Kernel: "matern32"}}
 	}
@@ -74,6 +76,7 @@ func (s Spec) clone() Spec {
 	}
 	out.Model.Product.Lengthscales = slices.Clone(s.Model.Product.Lengthscales)
 	out.Model.Mean.Values = maps.Clone(s.Model.Mean.Values)
+	out.Model.Levels.Values = cloneRows(s.Model.Levels.Values)
 	if s.Fit.Learn != nil {
 		v := *s.Fit.Learn
 		out.Fit.Learn = &v
@@ -111,6 +114,8 @@ func (s *Spec) fields(b *Built) ([]*float64, error) {
 			f, nls, err = m.productField(strings.TrimPrefix(n, "product."), nls, &sink)
 		case n == "likelihood.variance":
 			f = &m.NoiseVariance
+		case n == "likelihood.noise_slope":
+			f = &m.NoiseSlope
 		case n == "likelihood.lengthscale":
 			f = &m.Diffusion.Lengthscale
 		case n == "likelihood.sink":
@@ -235,4 +240,16 @@ func checkSeparable(b *Built) error {
 		}
 	}
 	return nil
+}
+
+// cloneRows copies a matrix row by row (nil stays nil).
+func cloneRows(rows [][]float64) [][]float64 {
+	if rows == nil {
+		return nil
+	}
+	out := make([][]float64, len(rows))
+	for i, r := range rows {
+		out[i] = slices.Clone(r)
+	}
+	return out
 }

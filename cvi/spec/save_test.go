@@ -43,6 +43,16 @@ kernel = "matern52"
 [model.product]
 kernel = "rbf"
 lengthscales = [100.0, 200.0]`,
+	"tobit with level noise": `[model]
+likelihood = "tobit"
+level_noise = true`,
+	"diffusion with level noise, pinned variance": `[model]
+likelihood = "diffusion"
+level_noise = true
+noise_slope = 0.25
+noise_fixed = true
+[model.diffusion]
+learn = true`,
 	"separable product": `[model]
 likelihood = "tobit"
 [model.product]
@@ -162,6 +172,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		f.Add(c)
 	}
 	f.Add("[model.mean]\nkind = \"periodic\"\nperiod = 3.0\nstep = 1.5\nestimate = true\n[model.mean.values]\n\"a b\\\"\" = [1e300, -2.5]\n")
+	f.Add("[model]\nlevel_noise = true\nnoise_slope = 0.3\n[model.levels]\nsource = \"bin-of-day\"\nperiod = 2.0\nstep = 1.0\nvalues = [[1.5, -2.0], [0.0, 3e-300]]\n")
 	f.Add("[[model.temporal]]\nkernel = \"periodic\"\nperiod = 1e-300\nvariance = 1.7976931348623157e308\n[model.diffusion]\ntransition = \"a\\\"b\\u0001.csv\"\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		s, err := Decode(strings.NewReader(in))
@@ -190,6 +201,9 @@ func normalise(s Spec) Spec {
 	}
 	if len(s.Model.Product.Lengthscales) == 0 {
 		s.Model.Product.Lengthscales = nil
+	}
+	if len(s.Model.Levels.Values) == 0 {
+		s.Model.Levels.Values = nil
 	}
 	for i := range s.Model.Temporal {
 		if len(s.Model.Temporal[i].FixedParams) == 0 {

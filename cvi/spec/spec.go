@@ -17,6 +17,15 @@ type Model struct {
 	NoiseVariance float64 `toml:"noise_variance"`
 	// NoiseFixed pins the noise variance.
 	NoiseFixed bool `toml:"noise_fixed"`
+	// LevelNoise makes the noise variance of a cell σ² + c·max(level, 0)
+	// for its known level (cvi.Obs.Level), with the slope c learned like
+	// σ² starting at NoiseSlope (gaussian, tobit and diffusion only).
+	LevelNoise bool `toml:"level_noise"`
+	// NoiseSlope is the starting c (> 0; 0 means DefaultNoiseSlope).
+	NoiseSlope float64 `toml:"noise_slope"`
+	// Levels is a level source for LevelNoise that needs no prior mean
+	// ([model.levels]).
+	Levels Levels `toml:"levels"`
 	// PerProduct gives every product its own copy of the temporal kernel
 	// with its own hyperparameters (Independent product kernel only), as
 	// in the paper's Datasets A–C.

@@ -39,6 +39,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"nan sink", "[model.diffusion]\nsink = nan\n", "model.diffusion"},
 		{"nan product lengthscales", "[model.product]\nkernel = \"rbf\"\nlengthscales = [1.0, nan]\n", "model.product"},
 		{"nan tolerance", "[fit]\ntolerance = nan\n", "fit:"},
+		{"negative slope", "[model]\nlevel_noise = true\nnoise_slope = -1.0\n", "model.noise_slope must be > 0"},
+		{"nan slope", "[model]\nlevel_noise = true\nnoise_slope = nan\n", "model.noise_slope must be a finite number"},
+		{"slope without level noise", "[model]\nnoise_slope = 0.5\n", "needs model.level_noise = true"},
+		{"level noise of counts", "[model]\nlikelihood = \"poisson\"\nlevel_noise = true\n", "no additive noise"},
 		{"harmonics 0", "[[model.temporal]]\nkernel = \"matern32\"\n[[model.temporal]]\nkernel = \"periodic\"\nperiod = 24.0\nharmonics = 0\n", "line 6: model.temporal[1].harmonics = 0"},
 		{"harmonics 1000", "[[model.temporal]]\nkernel = \"periodic\"\nperiod = 24.0\nharmonics = 1000\n", "harmonics = 1000: at most 200"},
 	}
@@ -155,5 +159,56 @@ func TestParameters(t *testing.T) {
 	}
 	if got[4].Value != 0.2 || got[3].Value != 250 {
 		t.Errorf("the diffusion parameters are not reported as configured: %v, %v", got[3].Value, got[4].Value)
+	}
+}
+
+// TestLevelNoiseParameter: level_noise adds the likelihood parameter
+// noise_slope, starting at noise_slope (DefaultNoiseSlope when 0), last
+// among the likelihood's parameters and learned even with noise_fixed;
+// without it the parameters are as before.
+func TestLevelNoiseParameter(t *testing.T) {
+	data, feats := unitsData(1, 1)
+	sum := Summarise(data, feats, false)
+	for _, c := range []struct {
+		cfg   string
+		names string
+		slope float64
+	}{
+		{"[model]\nlikelihood = \"tobit\"\n", "[likelihood.variance]", 0},
+		{"[model]\nlikelihood = \"tobit\"\nlevel_noise = true\n", "[likelihood.variance likelihood.noise_slope]", DefaultNoiseSlope},
+		{"[model]\nlikelihood = \"gaussian\"\nlevel_noise = true\nnoise_slope = 2.0\nnoise_fixed = true\n", "[likelihood.variance likelihood.noise_slope]", 2},
+		{"[model]\nlikelihood = \"diffusion\"\n", "[likelihood.variance likelihood.lengthscale likelihood.sink]", 0},
+		{"[model]\nlikelihood = \"diffusion\"\nlevel_noise = true\nnoise_slope = 0.75\n", "[likelihood.variance likelihood.lengthscale likelihood.sink likelihood.noise_slope]", 0.75},
+	} {
+		sp, err := Decode(strings.NewReader(c.cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := sp.Build(sum, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		var slope float64
+		for _, p := range b.Parameters() {
+			if strings.HasPrefix(p.Name, "likelihood.") {
+				names = append(names, p.Name)
+			}
+			if p.Name == "likelihood.noise_slope" {
+				slope = p.Value
+				if b.Fixed[p.Name] {
+					t.Errorf("%q: the slope is pinned", c.cfg)
+				}
+			}
+		}
+		if got := "[" + strings.Join(names, " ") + "]"; got != c.names {
+			t.Errorf("%q: parameters %s, want %s", c.cfg, got, c.names)
+		}
+		if math.Abs(slope-c.slope) > 1e-12*c.slope {
+			t.Errorf("%q: slope %v, want %v", c.cfg, slope, c.slope)
+		}
+		if got := cvi.NoiseVarianceAt(b.Lik, 4) - b.Lik.NoiseVariance(); math.Abs(got-4*c.slope) > 1e-9*(1+c.slope) {
+			t.Errorf("%q: NoiseVarianceAt(4) − σ² = %v, want %v", c.cfg, got, 4*c.slope)
+		}
 	}
 }

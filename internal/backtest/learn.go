@@ -49,6 +49,7 @@ func Learn(ctx context.Context, s spec.Spec, o *csvio.Obs, prods *csvio.Products
 	}
 	m := s.Model
 	m.Likelihood = f.Built.Likelihood
+	m.Levels = f.Built.Levels // with the values learned on the training span
 	if f.Built.Mean != nil {
 		if m.Mean, err = f.Built.Mean.Table(prods.Names); err != nil {
 			return spec.Model{}, err
@@ -128,6 +129,8 @@ func setParameter(m *spec.Model, name string, v float64) error {
 			m.Diffusion.Lengthscale = v
 		case "likelihood.sink":
 			m.Diffusion.Sink = v
+		case "likelihood.noise_slope":
+			m.NoiseSlope = v
 		default:
 			return bad
 		}
