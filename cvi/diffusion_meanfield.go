@@ -31,6 +31,9 @@ type meanFieldScratch struct {
 	fast bool
 	// ps2 sums ∂log p/∂σ² over the points (the noise variance's gradient).
 	ps2 float64
+	// split is the second half of the points (expectCoupledSparse); kept
+	// here so that a Worker's fresh scratch does not share its parent's.
+	split *pointSplit
 }
 
 // patterns accumulates, per excess set, the sums of w and h over the
@@ -174,7 +177,16 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	}
 	wantCurv := curv != nil || mode == mfSparse
 	s.fast = mode == mfSparse
-	sum := d.mfPoints(obs, mean, sd, grad, curv, mode, exact, grouped, rows)
+	fused := mode == mfSparse && !grouped && sparseFused
+	if fused {
+		d.cs.fs.reset(d)
+	}
+	var sum float64
+	if d.splits(mode, grouped, rows) {
+		sum = d.mfPointsSplit(obs, mean, sd, grad, rows)
+	} else {
+		sum = d.mfPoints(obs, mean, sd, grad, curv, mode, exact, grouped, 0, rows)
+	}
 	if grouped && (grad != nil || wantCurv) {
 		if mode == mfSparse {
 			if err := d.mfContractSparse(grad); err != nil {
@@ -183,6 +195,9 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 		} else {
 			d.mfContract(grad, curv, mode)
 		}
+	}
+	if fused {
+		d.foldFused(grad)
 	}
 	if mode == mfSparse && !grouped {
 		d.foldSparse()
@@ -243,14 +258,23 @@ func (d *Diffusion) mfSetup(op diffusion.Operator, obs []Obs, grad, curv []float
 	return nil
 }
 
-// mfPoints runs the first rows antithetic pairs of points through the map
-// and the chain rule and returns the sum of their log-likelihoods.
-func (d *Diffusion) mfPoints(obs []Obs, mean, sd, grad, curv []float64, mode mfCurv, exact, grouped bool, rows int) float64 {
+// mfPoints runs the antithetic pairs of points in rows [r0, r1) of the
+// point set through the map and the chain rule and returns the sum of
+// their log-likelihoods.
+func (d *Diffusion) mfPoints(obs []Obs, mean, sd, grad, curv []float64, mode mfCurv, exact, grouped bool, r0, r1 int) float64 {
 	np := d.np
 	var sum float64
+	if mode == mfSparse && !grouped && sparseFused {
+		for i := r0; i < r1; i++ {
+			z := d.z.RawRowView(i)
+			sum += d.mfPointSparse(obs, mean, sd, z, 1, grad)
+			sum += d.mfPointSparse(obs, mean, sd, z, -1, grad)
+		}
+		return sum
+	}
 	delta, f := d.delta[:np], d.f[:np]
 	mean, sd = mean[:np], sd[:np]
-	for i := 0; i < rows; i++ {
+	for i := r0; i < r1; i++ {
 		z := d.z.RawRowView(i)
 		z = z[:np]
 		for a := range delta {

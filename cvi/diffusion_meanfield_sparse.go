@@ -18,6 +18,7 @@ type coupledScratch struct {
 	ent     []int32 // per linked entry: its index in its column
 	// One column's linked entries gathered: their indices in the column.
 	gi []int32
+	fs fusedSums // mfPointSparse's sums
 }
 
 // pattern returns the coupled pattern of the current transition,
