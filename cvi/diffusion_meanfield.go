@@ -244,8 +244,7 @@ func (d *Diffusion) mfSetup(op diffusion.Operator, obs []Obs, grad, curv []float
 	case mode == mfSparse:
 		clear(d.cp.curv.val)
 		clear(d.cp.diagAcc)
-		clear(d.cp.crossAcc)
-		clear(d.cp.pairAcc)
+		d.live()
 	case curv != nil && mode == mfFull:
 		clear(curv[:np*np])
 	case curv != nil:

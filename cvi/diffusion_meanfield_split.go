@@ -79,8 +79,12 @@ func (d *Diffusion) splitHalf() *pointSplit {
 		h.cs = coupledScratch{head: make([]int32, n), touched: make([]int, 0, n)}
 	} else {
 		clear(h.cp.diagAcc)
-		clear(h.cp.crossAcc)
-		clear(h.cp.pairAcc)
+	}
+	for _, e := range d.cs.liveCross {
+		h.cp.crossAcc[e] = 0
+	}
+	for _, q := range d.cs.livePairs {
+		h.cp.pairAcc[q] = 0
 	}
 	if sparseFused {
 		h.cs.fs.reset(h)
@@ -117,11 +121,11 @@ func (d *Diffusion) mfPointsSplit(obs []Obs, mean, sd, grad []float64, rows int)
 	for k, v := range hp.diagAcc {
 		cp.diagAcc[k] += v
 	}
-	for e, v := range hp.crossAcc {
-		cp.crossAcc[e] += v
+	for _, e := range d.cs.liveCross {
+		cp.crossAcc[e] += hp.crossAcc[e]
 	}
-	for q, v := range hp.pairAcc {
-		cp.pairAcc[q] += v
+	for _, q := range d.cs.livePairs {
+		cp.pairAcc[q] += hp.pairAcc[q]
 	}
 	d.mf.ps2 += h.mf.ps2
 	if sparseFused {

@@ -47,6 +47,7 @@ type coupledPattern struct {
 	colEnt   []int32 // per column slot: the entry of T
 	pairPtr  []int   // per column: the start of its triangle in pairPos
 	pairPos  []int32 // per column, pair (i >= j) of its entries: the position of (row_i, row_j)
+	pairEnt  []int32 // per pair: its two entries of T (i's, then j's)
 	// The sums over the points before the bin's T multiplies them in
 	// (Diffusion.mfChainSparse): Σ c·∂²log p per product, Σ c_k·h_k per
 	// entry of T, Σ h_k per pair of a column.
@@ -96,12 +97,15 @@ func newCoupledPattern(t *diffusion.Transition) *coupledPattern {
 		p.pairPtr[k+1] = p.pairPtr[k] + c*(c+1)/2
 	}
 	p.pairPos = make([]int32, p.pairPtr[n])
+	p.pairEnt = make([]int32, 2*p.pairPtr[n])
 	p.diagAcc, p.crossAcc, p.pairAcc = make([]float64, n), make([]float64, nnz), make([]float64, p.pairPtr[n])
 	for k := 0; k < n; k++ {
 		rows := p.colRow[p.colPtr[k]:p.colPtr[k+1]]
 		for i, ri := range rows {
 			for j, rj := range rows[:i+1] {
-				p.pairPos[p.pairPtr[k]+i*(i+1)/2+j] = int32(p.curv.find(ri, rj))
+				q := p.pairPtr[k] + i*(i+1)/2 + j
+				p.pairPos[q] = int32(p.curv.find(ri, rj))
+				p.pairEnt[2*q], p.pairEnt[2*q+1] = p.colEnt[p.colPtr[k]+i], p.colEnt[p.colPtr[k]+j]
 			}
 		}
 	}
