@@ -3,7 +3,9 @@ package cvi
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
+	"time"
 )
 
 // sparseRoute sets the sparse expectation's point loop: fused or the
@@ -146,5 +148,41 @@ func TestOnlineSparseFusedMatches(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSplitWorkerEnds: the goroutine that sums the second half of the
+// points ends once its likelihood is unreachable (no goroutine per
+// Online is left behind by a daemon that rebuilds its models).
+func TestSplitWorkerEnds(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: the halves run on the caller's goroutine")
+	}
+	defer sparseRoute(true, true)()
+	runtime.GC()
+	base := runtime.NumGoroutine()
+	var keep []*Online
+	for i := 0; i < 3; i++ {
+		on, bins := cityOnline(t, 300, uint64(i+1))
+		var res BinResult
+		if err := on.Step(1, bins[0], &res); err != nil {
+			t.Fatal(err)
+		}
+		if on.lik.(*Diffusion).mf.split == nil {
+			t.Fatal("the points were not split")
+		}
+		keep = append(keep, on)
+	}
+	if n := runtime.NumGoroutine(); n < base+3 {
+		t.Fatalf("%d goroutines, want at least %d while the workers run", n, base+3)
+	}
+	runtime.KeepAlive(keep)
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > base {
+		t.Fatalf("%d goroutines after the likelihoods were dropped, %d before", n, base)
 	}
 }
