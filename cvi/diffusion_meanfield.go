@@ -2,10 +2,12 @@ package cvi
 
 import (
 	"errors"
-	"github.com/dcgpd/dcgpd/internal/linalg"
 	"math"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dcgpd/dcgpd/diffusion"
+	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
 // meanFieldScratch is the working memory of expectMeanField.
@@ -31,6 +33,8 @@ type meanFieldScratch struct {
 	fast bool
 	// ps2 sums ∂log p/∂σ² over the points (the noise variance's gradient).
 	ps2 float64
+	// zmax caches zAbsMax for the two rules the online refinement uses.
+	zmax [2]zAbsMaxCache
 	// split is the second half of the points (expectCoupledSparse); kept
 	// here so that a Worker's fresh scratch does not share its parent's.
 	split *pointSplit
@@ -166,6 +170,9 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	if err := d.mfSetup(op, obs, grad, curv, mode, exact); err != nil {
 		return 0, err
 	}
+	if mode == mfSparse && pruneCand {
+		d.pruneCand(mean, sd, rows)
+	}
 	// Without the exact curvature, whose Stein sums need each point's
 	// offset, the chain rule is linear in the points' ∂log p given their
 	// excess set, so it is summed per set and applied once per set.
@@ -207,6 +214,56 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 		return 0, err
 	}
 	return sum * w, nil
+}
+
+// pruneCand selects dropping from the candidates the products that no
+// point can put in excess (off: the reference the tests compare with).
+var pruneCand = true
+
+// pruneCand drops from s.cand the products with finite supply that are in
+// excess at none of the first rows antithetic pairs: the largest f_k over
+// them is m_k + sd_k·max_i |z_ik|, computed as the points are (rounding is
+// monotone), so the test is exact. In a city most stations are far below
+// their supply; without them the excess sets are small (often the
+// per-set sums apply) and the point loop does not visit their rows.
+func (d *Diffusion) pruneCand(mean, sd []float64, rows int) {
+	s := &d.mf
+	zmax := d.zAbsMax(rows)
+	kept := s.cand[:0]
+	for _, k := range s.cand {
+		if mean[k]+sd[k]*zmax[k]-d.u[k] > 0 {
+			kept = append(kept, k)
+		}
+	}
+	s.cand = kept
+}
+
+// zAbsMax returns max_i |z_ik| over the first rows of the point set in
+// use, per product (cached per point set and number of rows).
+func (d *Diffusion) zAbsMax(rows int) []float64 {
+	c := &d.mf.zmax
+	for i := range c {
+		if c[i].z == d.z && c[i].rows == rows {
+			return c[i].v
+		}
+	}
+	// Two slots: the online refinement alternates a coarse and the full rule.
+	c[1] = c[0]
+	v := make([]float64, d.np)
+	for i := 0; i < rows; i++ {
+		for k, x := range d.z.RawRowView(i)[:d.np] {
+			v[k] = math.Max(v[k], math.Abs(x))
+		}
+	}
+	c[0] = zAbsMaxCache{z: d.z, rows: rows, v: v}
+	return v
+}
+
+// zAbsMaxCache is zAbsMax's result for one point set and number of rows.
+type zAbsMaxCache struct {
+	z    *mat.Dense
+	rows int
+	v    []float64
 }
 
 // mfSetup prepares the bin's operator, sorts the products by how they

@@ -186,3 +186,65 @@ func TestSplitWorkerEnds(t *testing.T) {
 		t.Fatalf("%d goroutines after the likelihoods were dropped, %d before", n, base)
 	}
 }
+
+// TestPruneCandMatches: dropping the stations no point can put in excess
+// leaves the sparse expectation's E, gradient and curvature as they were
+// to 1e-12 relative to the largest entry, on a city where every station
+// has a finite supply and most are far below it (the excess sets then
+// shrink below 64 stations: the per-set sums apply).
+func TestPruneCandMatches(t *testing.T) {
+	const np = 300
+	on, bins := cityOnline(t, np, 5)
+	d := on.lik.(*Diffusion)
+	mean, vars := make([]float64, np), make([]float64, np)
+	for trial, obs := range bins[:4] {
+		for k := range obs {
+			if math.IsInf(obs[k].Supply, 1) {
+				obs[k].Supply = obs[k].Y + 2 + 3*float64(trial/2) + float64(k%9)
+			}
+			if trial >= 2 && obs[k].Censored && k%9 != 0 {
+				// Fewer stocked out: at most 64 candidates remain.
+				obs[k].Y, obs[k].Censored = obs[k].Supply-6, false
+			}
+			mean[k] = obs[k].Y + 0.3*float64(trial)
+			vars[k] = 0.5 + 0.2*float64(k%7)
+		}
+		run := func(prune bool) (float64, []float64, []float64, int) {
+			p0 := pruneCand
+			pruneCand = prune
+			defer func() { pruneCand = p0 }()
+			grad := make([]float64, np)
+			e, hs, ok := d.expectCoupledSparse(obs, mean, vars, grad, false)
+			if !ok || hs == nil {
+				t.Fatal("no sparse coupled curvature")
+			}
+			return e, grad, append([]float64(nil), hs.val...), len(d.mf.cand)
+		}
+		e0, g0, c0, n0 := run(false)
+		e1, g1, c1, n1 := run(true)
+		if n1 == n0 || n1 == 0 {
+			t.Fatalf("bin %d: %d of %d candidates kept: the test checks nothing", trial, n1, n0)
+		}
+		if math.Abs(e1-e0) > 1e-12*math.Abs(e0) {
+			t.Fatalf("bin %d: E %v, without pruning %v", trial, e1, e0)
+		}
+		gs, cs := 0.0, 0.0
+		for _, x := range g0 {
+			gs = math.Max(gs, math.Abs(x))
+		}
+		for _, x := range c0 {
+			cs = math.Max(cs, math.Abs(x))
+		}
+		for a := range g0 {
+			if math.Abs(g1[a]-g0[a]) > 1e-12*gs {
+				t.Fatalf("bin %d gradient %d: %v, without pruning %v", trial, a, g1[a], g0[a])
+			}
+		}
+		for p := range c0 {
+			if math.Abs(c1[p]-c0[p]) > 1e-12*cs {
+				t.Fatalf("bin %d curvature entry %d: %v, without pruning %v", trial, p, c1[p], c0[p])
+			}
+		}
+		t.Logf("bin %d: %d of %d stations with finite supply can be in excess", trial, n1, n0)
+	}
+}
