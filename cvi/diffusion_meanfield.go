@@ -186,7 +186,7 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	s.fast = mode == mfSparse
 	fused := mode == mfSparse && !grouped && sparseFused
 	if fused {
-		d.cs.fs.reset(d)
+		d.cs.fs.reset(d, mean)
 	}
 	var sum float64
 	if d.splits(mode, grouped, rows) {
@@ -204,6 +204,7 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 		}
 	}
 	if fused {
+		sum += d.staticSums(obs, mean, sd, grad, rows)
 		d.foldFused(grad)
 	}
 	if mode == mfSparse && !grouped {
@@ -228,7 +229,7 @@ var pruneCand = true
 // per-set sums apply) and the point loop does not visit their rows.
 func (d *Diffusion) pruneCand(mean, sd []float64, rows int) {
 	s := &d.mf
-	zmax := d.zAbsMax(rows)
+	zmax := d.zAbsMax(rows).max
 	kept := s.cand[:0]
 	for _, k := range s.cand {
 		if mean[k]+sd[k]*zmax[k]-d.u[k] > 0 {
@@ -238,32 +239,34 @@ func (d *Diffusion) pruneCand(mean, sd []float64, rows int) {
 	s.cand = kept
 }
 
-// zAbsMax returns max_i |z_ik| over the first rows of the point set in
-// use, per product (cached per point set and number of rows).
-func (d *Diffusion) zAbsMax(rows int) []float64 {
+// zAbsMax returns max_i |z_ik| and Σ_i z_ik² over the first rows of the
+// point set in use, per product (cached per point set and number of
+// rows).
+func (d *Diffusion) zAbsMax(rows int) *zAbsMaxCache {
 	c := &d.mf.zmax
 	for i := range c {
 		if c[i].z == d.z && c[i].rows == rows {
-			return c[i].v
+			return &c[i]
 		}
 	}
 	// Two slots: the online refinement alternates a coarse and the full rule.
 	c[1] = c[0]
-	v := make([]float64, d.np)
+	mx, sq := make([]float64, d.np), make([]float64, d.np)
 	for i := 0; i < rows; i++ {
 		for k, x := range d.z.RawRowView(i)[:d.np] {
-			v[k] = math.Max(v[k], math.Abs(x))
+			mx[k] = math.Max(mx[k], math.Abs(x))
+			sq[k] += x * x
 		}
 	}
-	c[0] = zAbsMaxCache{z: d.z, rows: rows, v: v}
-	return v
+	c[0] = zAbsMaxCache{z: d.z, rows: rows, max: mx, sq: sq}
+	return &c[0]
 }
 
 // zAbsMaxCache is zAbsMax's result for one point set and number of rows.
 type zAbsMaxCache struct {
-	z    *mat.Dense
-	rows int
-	v    []float64
+	z       *mat.Dense
+	rows    int
+	max, sq []float64
 }
 
 // mfSetup prepares the bin's operator, sorts the products by how they

@@ -39,8 +39,19 @@ type fusedSums struct {
 	mark   []bool    // per column: reached by a candidate outside the excess set
 	marked []int     // the marked columns
 	gained []int     // the products that gain at the point
-	off    []int     // the candidates outside the excess set at the point
-	isCand []bool    // per product: finite supply (set while folding)
+	off    []int     // the rows summed by complement outside the excess set at the point
+	dexc   []int     // the other rows in the excess set at the point
+	// byComp: per product, its row of the gradient and its entries of the
+	// curvature are summed by complement (over all points, less the points
+	// it is not in excess at): the candidates whose mean is above their
+	// supply, in excess at most points. The other candidates are summed
+	// directly at the points they are in excess at.
+	byComp []bool
+	// dyn lists the products a point can change beyond their own f: those
+	// with finite supply left by pruneCand, their rows' columns (the only
+	// ones that can gain) and the censored ones; static the others, whose
+	// Gaussian (or missing) terms are summed in closed form (staticSums).
+	dyn, static []int
 }
 
 func (fs *fusedSums) grow(np int) {
@@ -52,14 +63,70 @@ func (fs *fusedSums) grow(np int) {
 		sub: make([]float64, np), nexc: make([]int32, np),
 		noise: make([]float64, np), nsd: make([]float64, np), ninv: make([]float64, np), nlog: make([]float64, np),
 		mark: make([]bool, np), marked: make([]int, 0, np), gained: make([]int, 0, np),
-		off: make([]int, 0, np), isCand: make([]bool, np),
+		off: make([]int, 0, np), dexc: make([]int, 0, np), byComp: make([]bool, np),
+		dyn: make([]int, 0, np), static: make([]int, 0, np),
 	}
 }
 
-// reset clears the sums for an expectation and fills the per-product
-// noise variances (the one place mfPointSparse reads them).
-func (fs *fusedSums) reset(d *Diffusion) {
+// split lists the dynamic and static products (see fusedSums.dyn).
+func (fs *fusedSums) split(d *Diffusion) {
+	s, mark := &d.mf, fs.mark // mark is all false between points: borrowed
+	for _, a := range s.cand {
+		mark[a] = true
+		for _, k := range s.rowCols[a] {
+			mark[k] = true
+		}
+	}
+	fs.dyn, fs.static = fs.dyn[:0], fs.static[:0]
+	for k, m := range mark {
+		if m || s.kind[k] == mfCensored {
+			fs.dyn = append(fs.dyn, k)
+		} else {
+			fs.static = append(fs.static, k)
+		}
+		mark[k] = false
+	}
+}
+
+// staticSums adds the static products' terms over the first rows
+// antithetic pairs in closed form: their g is f = m ± sd·z, so for a
+// Gaussian one with r = y − m and S = Σ_i z_i², Σ log p = 2R·c −
+// (2R·r² + 2·sd²·S)/(2σ²) over the 2R points, Σ ∂log p = 2R·r/σ² and
+// Σ ∂²log p = −2R/σ². It adds the gradient to grad and the curvature to
+// d.cp.diagAcc, and returns the sum of the log-likelihoods (equal to the
+// points' sums to rounding).
+func (d *Diffusion) staticSums(obs []Obs, mean, sd, grad []float64, rows int) float64 {
+	fs, zc := &d.cs.fs, d.zAbsMax(rows)
+	n := float64(2 * rows)
+	var sum, ps2 float64
+	for _, k := range fs.static {
+		if d.mf.kind[k] != mfGauss {
+			continue
+		}
+		inv, r := fs.ninv[k], obs[k].Y-mean[k]
+		rr := n*r*r + 2*sd[k]*sd[k]*zc.sq[k]
+		sum += n*fs.nlog[k] - 0.5*rr*inv
+		grad[k] += n * r * inv
+		d.cp.diagAcc[k] -= n * inv
+		ps2 += -0.5*n*inv + 0.5*rr*inv*inv
+	}
+	d.mf.ps2 += ps2
+	return sum
+}
+
+// reset clears the sums for an expectation, fills the per-product
+// noise variances (the one place mfPointSparse reads them) and, given the
+// means (nil for a split half, which shares its parent's), which rows are
+// summed by complement.
+func (fs *fusedSums) reset(d *Diffusion, mean []float64) {
 	fs.grow(d.np)
+	if mean != nil {
+		clear(fs.byComp)
+		for _, k := range d.mf.cand {
+			fs.byComp[k] = mean[k] > d.u[k]
+		}
+		fs.split(d)
+	}
 	clear(fs.w)
 	clear(fs.h)
 	clear(fs.ch)
@@ -100,29 +167,37 @@ func (d *Diffusion) mfPointSparse(obs []Obs, mean, sd, z []float64, sign float64
 	f, u := d.f[:np], d.u[:np]
 	mean, sd, z, grad = mean[:np], sd[:np], z[:np], grad[:np]
 	isExc, kind, obs := s.isExc[:np], s.kind[:np], obs[:np]
-	for k := range f {
+	dyn := fs.dyn
+	for _, k := range dyn {
 		f[k] = mean[k] + sign*(sd[k]*z[k])
 	}
-	s.exc, fs.off = s.exc[:0], fs.off[:0]
+	s.exc, fs.off, fs.dexc = s.exc[:0], fs.off[:0], fs.dexc[:0]
+	byComp := fs.byComp[:np]
 	for _, k := range s.cand {
-		if e := f[k] - u[k]; e > 0 {
+		switch e := f[k] - u[k]; {
+		case e > 0:
 			s.exc = append(s.exc, k)
 			s.e[k] = e
 			isExc[k] = true
 			fs.nexc[k]++
-		} else {
+			if !byComp[k] {
+				fs.dexc = append(fs.dexc, k)
+			}
+		case byComp[k]:
 			fs.off = append(fs.off, k)
 		}
 	}
 	next := s.next[:np]
-	copy(next, f)
+	for _, k := range dyn {
+		next[k] = f[k]
+	}
 	s.spread(next, u)
 	w, h, diag := s.w[:np], s.h[:np], cp.diagAcc[:np]
 	noise, nsd, ninv, nlog := fs.noise[:np], fs.nsd[:np], fs.ninv[:np], fs.nlog[:np]
 	fs.gained = fs.gained[:0]
 	var sum, ps2 float64
-	for k, fn := range next {
-		fk := f[k]
+	for _, k := range dyn {
+		fk, fn := f[k], next[k]
 		g, gain := fk, false
 		if x := fn - fk; x > 0 {
 			g, gain = fk+x, true
@@ -159,20 +234,34 @@ func (d *Diffusion) mfPointSparse(obs []Obs, mean, sd, z []float64, sign float64
 		fs.gained = append(fs.gained, k)
 	}
 	s.ps2 += ps2
-	d.fusedColumns()
+	d.fusedColumns(grad)
 	for _, k := range s.exc {
 		isExc[k] = false
 	}
 	return sum
 }
 
-// fusedColumns adds one point's curvature terms of the columns of T that
-// gain (h_k ≠ 0): per column where every candidate entry is in excess,
-// entry by entry where a candidate outside the excess set reaches the
-// column (and that candidate's Σ_k T_ak·w_k to fs.sub).
-func (d *Diffusion) fusedColumns() {
+// fusedColumns adds one point's gradient and curvature terms of the
+// columns of T that gain (h_k ≠ 0): per column where every entry summed
+// by complement is in excess and no other is, entry by entry in the
+// columns the rows fs.off (their Σ_k T_ak·w_k goes to fs.sub) or fs.dexc
+// (it goes to grad) reach.
+func (d *Diffusion) fusedColumns(grad []float64) {
 	s, cp, fs := &d.mf, d.cp, &d.cs.fs
 	w, h, isExc := s.w, s.h, s.isExc
+	for _, a := range fs.dexc {
+		cols, vals := s.rowCols[a], s.rowVals[a]
+		vals = vals[:len(cols)]
+		var acc float64
+		for p, k := range cols {
+			acc += vals[p] * w[k]
+			if h[k] != 0 && !fs.mark[k] {
+				fs.mark[k] = true
+				fs.marked = append(fs.marked, k)
+			}
+		}
+		grad[a] += acc
+	}
 	for _, a := range fs.off {
 		cols, vals := s.rowCols[a], s.rowVals[a]
 		vals = vals[:len(cols)]
@@ -229,13 +318,13 @@ func (d *Diffusion) fusedColumns() {
 }
 
 // foldFused finishes mfPointSparse's sums once all points are in: the
-// gradient's excess terms into grad, the per-column curvature sums over
-// each column's candidate entries into d.cp's entry and pair sums.
+// gradient's excess terms of the rows summed by complement into grad, the
+// per-column curvature sums over each column's entries summed by
+// complement into d.cp's entry and pair sums.
 func (d *Diffusion) foldFused(grad []float64) {
 	s, cp, fs := &d.mf, d.cp, &d.cs.fs
 	for _, a := range s.cand {
-		fs.isCand[a] = true
-		if fs.nexc[a] == 0 {
+		if !fs.byComp[a] || fs.nexc[a] == 0 {
 			continue
 		}
 		cols, vals := s.rowCols[a], s.rowVals[a]
@@ -254,7 +343,7 @@ func (d *Diffusion) foldFused(grad []float64) {
 		p0, p1 := cp.colPtr[k], cp.colPtr[k+1]
 		gi = gi[:0]
 		for x := p0; x < p1; x++ {
-			if fs.isCand[cp.colRow[x]] {
+			if fs.byComp[cp.colRow[x]] {
 				gi = append(gi, int32(x-p0))
 				cp.crossAcc[cp.colEnt[x]] += fs.ch[k]
 			}
@@ -268,7 +357,4 @@ func (d *Diffusion) foldFused(grad []float64) {
 		}
 	}
 	d.cs.gi = gi
-	for _, a := range s.cand {
-		fs.isCand[a] = false
-	}
 }

@@ -87,7 +87,8 @@ func (d *Diffusion) splitHalf() *pointSplit {
 		h.cp.pairAcc[q] = 0
 	}
 	if sparseFused {
-		h.cs.fs.reset(h)
+		h.cs.fs.reset(h, nil)
+		h.cs.fs.byComp, h.cs.fs.dyn = d.cs.fs.byComp, d.cs.fs.dyn
 	}
 	clear(p.grad)
 	return p
