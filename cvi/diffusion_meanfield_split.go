@@ -15,12 +15,15 @@ var splitMinProducts = 256
 // holds only the channels, so the Diffusion can be collected; a cleanup
 // then closes start and the goroutine ends.
 type pointSplit struct {
-	half  *Diffusion
-	src   *coupledPattern // the pattern half.cp's sums were made for
-	grad  []float64       // the half's Σ Jᵀ∂log p
-	job   splitJob
-	start chan *splitJob
-	done  chan struct{}
+	half *Diffusion
+	src  *coupledPattern // the pattern half.cp's sums were made for
+	grad []float64       // the half's Σ Jᵀ∂log p
+	job  splitJob
+	// worker: the goroutine runs (there was more than one core when the
+	// half was made; the runtime may change GOMAXPROCS later).
+	worker bool
+	start  chan *splitJob
+	done   chan struct{}
 }
 
 // splitJob is one half's share of an expectation's points.
@@ -60,7 +63,7 @@ func (d *Diffusion) splitHalf() *pointSplit {
 		h.scratch()
 		h.mf.grow(d.np)
 		p = &pointSplit{half: &h, grad: make([]float64, d.np), start: make(chan *splitJob), done: make(chan struct{})}
-		if runtime.GOMAXPROCS(0) > 1 {
+		if p.worker = runtime.GOMAXPROCS(0) > 1; p.worker {
 			go splitWorker(p.start, p.done)
 			runtime.AddCleanup(d, func(c chan *splitJob) { close(c) }, p.start)
 		}
@@ -103,12 +106,11 @@ func (d *Diffusion) mfPointsSplit(obs []Obs, mean, sd, grad []float64, rows int)
 	p := d.splitHalf()
 	r := rows / 2
 	p.job = splitJob{d: p.half, obs: obs, mean: mean, sd: sd, grad: p.grad, r0: r, r1: rows}
-	parallel := runtime.GOMAXPROCS(0) > 1
-	if parallel {
+	if p.worker {
 		p.start <- &p.job
 	}
 	sum := d.mfPoints(obs, mean, sd, grad, nil, mfSparse, false, false, 0, r)
-	if parallel {
+	if p.worker {
 		<-p.done
 	} else {
 		p.job.run()
