@@ -1,6 +1,9 @@
 package cvi
 
-import "runtime"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // splitMinProducts is the model size from which the sparse mean-field
 // expectation (expectCoupledSparse) sums its points in two halves, the
@@ -39,8 +42,12 @@ func (j *splitJob) run() {
 	j.sum = j.d.mfPoints(j.obs, j.mean, j.sd, j.grad, nil, mfSparse, false, false, j.r0, j.r1)
 }
 
+// splitWorkers counts the split goroutines running (for tests).
+var splitWorkers atomic.Int64
+
 // splitWorker runs the jobs it is given until start is closed.
 func splitWorker(start <-chan *splitJob, done chan<- struct{}) {
+	defer splitWorkers.Add(-1)
 	for j := range start {
 		j.run()
 		done <- struct{}{}
@@ -64,6 +71,7 @@ func (d *Diffusion) splitHalf() *pointSplit {
 		h.mf.grow(d.np)
 		p = &pointSplit{half: &h, grad: make([]float64, d.np), start: make(chan *splitJob), done: make(chan struct{})}
 		if p.worker = runtime.GOMAXPROCS(0) > 1; p.worker {
+			splitWorkers.Add(1)
 			go splitWorker(p.start, p.done)
 			runtime.AddCleanup(d, func(c chan *splitJob) { close(c) }, p.start)
 		}
