@@ -2,10 +2,12 @@ package cvi
 
 import (
 	"errors"
-	"github.com/dcgpd/dcgpd/internal/linalg"
 	"math"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dcgpd/dcgpd/diffusion"
+	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
 // meanFieldScratch is the working memory of expectMeanField.
@@ -32,6 +34,11 @@ type meanFieldScratch struct {
 	// ps2 sums ∂log p/∂σ² over the points (the noise variance's gradient),
 	// pc ∂log p/∂c (the level noise's slope).
 	ps2, pc float64
+	// zmax caches zAbsMax for the two rules the online refinement uses.
+	zmax [2]zAbsMaxCache
+	// split is the second half of the points (expectCoupledSparse); kept
+	// here so that a Worker's fresh scratch does not share its parent's.
+	split *pointSplit
 }
 
 // patterns accumulates, per excess set, the sums of w and h over the
@@ -164,6 +171,9 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	if err := d.mfSetup(op, obs, grad, curv, mode, exact); err != nil {
 		return 0, err
 	}
+	if mode == mfSparse && pruneCand {
+		d.pruneCand(mean, sd, rows)
+	}
 	// Without the exact curvature, whose Stein sums need each point's
 	// offset, the chain rule is linear in the points' ∂log p given their
 	// excess set, so it is summed per set and applied once per set.
@@ -175,7 +185,16 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	}
 	wantCurv := curv != nil || mode == mfSparse
 	s.fast = mode == mfSparse
-	sum := d.mfPoints(obs, mean, sd, grad, curv, mode, exact, grouped, rows)
+	fused := d.fusedLoop(mode, grouped)
+	if fused {
+		d.cs.fs.reset(d, mean)
+	}
+	var sum float64
+	if d.splits(mode, grouped, rows) {
+		sum = d.mfPointsSplit(obs, mean, sd, grad, rows)
+	} else {
+		sum = d.mfPoints(obs, mean, sd, grad, curv, mode, exact, grouped, 0, rows)
+	}
 	if grouped && (grad != nil || wantCurv) {
 		if mode == mfSparse {
 			if err := d.mfContractSparse(grad); err != nil {
@@ -185,6 +204,10 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 			d.mfContract(grad, curv, mode)
 		}
 	}
+	if fused {
+		sum += d.staticSums(obs, mean, sd, grad, rows)
+		d.foldFused(grad)
+	}
 	if mode == mfSparse && !grouped {
 		d.foldSparse()
 	}
@@ -193,6 +216,58 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 		return 0, err
 	}
 	return sum * w, nil
+}
+
+// pruneCand selects dropping from the candidates the products that no
+// point can put in excess (off: the reference the tests compare with).
+var pruneCand = true
+
+// pruneCand drops from s.cand the products with finite supply that are in
+// excess at none of the first rows antithetic pairs: the largest f_k over
+// them is m_k + sd_k·max_i |z_ik|, computed as the points are (rounding is
+// monotone), so the test is exact. In a city most stations are far below
+// their supply; without them the excess sets are small (often the
+// per-set sums apply) and the point loop does not visit their rows.
+func (d *Diffusion) pruneCand(mean, sd []float64, rows int) {
+	s := &d.mf
+	zmax := d.zAbsMax(rows).max
+	kept := s.cand[:0]
+	for _, k := range s.cand {
+		if mean[k]+sd[k]*zmax[k]-d.u[k] > 0 {
+			kept = append(kept, k)
+		}
+	}
+	s.cand = kept
+}
+
+// zAbsMax returns max_i |z_ik| and Σ_i z_ik² over the first rows of the
+// point set in use, per product (cached per point set and number of
+// rows).
+func (d *Diffusion) zAbsMax(rows int) *zAbsMaxCache {
+	c := &d.mf.zmax
+	for i := range c {
+		if c[i].z == d.z && c[i].rows == rows {
+			return &c[i]
+		}
+	}
+	// Two slots: the online refinement alternates a coarse and the full rule.
+	c[1] = c[0]
+	mx, sq := make([]float64, d.np), make([]float64, d.np)
+	for i := 0; i < rows; i++ {
+		for k, x := range d.z.RawRowView(i)[:d.np] {
+			mx[k] = math.Max(mx[k], math.Abs(x))
+			sq[k] += x * x
+		}
+	}
+	c[0] = zAbsMaxCache{z: d.z, rows: rows, max: mx, sq: sq}
+	return &c[0]
+}
+
+// zAbsMaxCache is zAbsMax's result for one point set and number of rows.
+type zAbsMaxCache struct {
+	z       *mat.Dense
+	rows    int
+	max, sq []float64
 }
 
 // mfSetup prepares the bin's operator, sorts the products by how they
@@ -230,8 +305,7 @@ func (d *Diffusion) mfSetup(op diffusion.Operator, obs []Obs, grad, curv []float
 	case mode == mfSparse:
 		clear(d.cp.curv.val)
 		clear(d.cp.diagAcc)
-		clear(d.cp.crossAcc)
-		clear(d.cp.pairAcc)
+		d.live()
 	case curv != nil && mode == mfFull:
 		clear(curv[:np*np])
 	case curv != nil:
@@ -244,14 +318,30 @@ func (d *Diffusion) mfSetup(op diffusion.Operator, obs []Obs, grad, curv []float
 	return nil
 }
 
-// mfPoints runs the first rows antithetic pairs of points through the map
-// and the chain rule and returns the sum of their log-likelihoods.
-func (d *Diffusion) mfPoints(obs []Obs, mean, sd, grad, curv []float64, mode mfCurv, exact, grouped bool, rows int) float64 {
+// fusedLoop reports whether the sparse route's points take the fused loop
+// (diffusion_meanfield_fused.go). It reads one noise per product for the
+// whole rule and carries no slope gradient: level noise takes the plain loop.
+func (d *Diffusion) fusedLoop(mode mfCurv, grouped bool) bool {
+	return mode == mfSparse && !grouped && sparseFused && d.binNoise == nil
+}
+
+// mfPoints runs the antithetic pairs of points in rows [r0, r1) of the
+// point set through the map and the chain rule and returns the sum of
+// their log-likelihoods.
+func (d *Diffusion) mfPoints(obs []Obs, mean, sd, grad, curv []float64, mode mfCurv, exact, grouped bool, r0, r1 int) float64 {
 	np := d.np
 	var sum float64
+	if d.fusedLoop(mode, grouped) {
+		for i := r0; i < r1; i++ {
+			z := d.z.RawRowView(i)
+			sum += d.mfPointSparse(obs, mean, sd, z, 1, grad)
+			sum += d.mfPointSparse(obs, mean, sd, z, -1, grad)
+		}
+		return sum
+	}
 	delta, f := d.delta[:np], d.f[:np]
 	mean, sd = mean[:np], sd[:np]
-	for i := 0; i < rows; i++ {
+	for i := r0; i < r1; i++ {
 		z := d.z.RawRowView(i)
 		z = z[:np]
 		for a := range delta {

@@ -3,6 +3,7 @@ package cvi
 import (
 	"errors"
 	"math"
+	"slices"
 )
 
 // errPattern reports a curvature term outside the coupled pattern, which
@@ -18,6 +19,54 @@ type coupledScratch struct {
 	ent     []int32 // per linked entry: its index in its column
 	// One column's linked entries gathered: their indices in the column.
 	gi []int32
+	fs fusedSums // mfPointSparse's sums
+	// The entries of T and the pairs of a column whose rows have finite
+	// supply (the only ones the points' sums can reach) for the candidate
+	// list liveCand of the pattern liveSrc, ascending.
+	liveCross, livePairs []int32
+	liveCand             []int
+	liveSrc              *coupledPattern
+}
+
+// live lists the entries and pairs of d.cp that rows with finite supply
+// reach (rebuilt when the candidates change, typically once per bin) and
+// clears their sums: the others stay zero, or stale and unread.
+func (d *Diffusion) live() {
+	cp, cs, cand := d.cp, &d.cs, d.mf.cand
+	if cs.liveSrc != cp || !slices.Equal(cs.liveCand, cand) {
+		cs.liveSrc, cs.liveCand = cp, append(cs.liveCand[:0], cand...)
+		isCand := d.mf.isExc // all false between points: borrowed
+		for _, a := range cand {
+			isCand[a] = true
+		}
+		cs.liveCross, cs.livePairs = cs.liveCross[:0], cs.livePairs[:0]
+		for _, a := range cand {
+			for e := cp.rowStart[a]; e < cp.rowStart[a+1]; e++ {
+				cs.liveCross = append(cs.liveCross, int32(e))
+			}
+		}
+		for k := 0; k+1 < len(cp.colPtr); k++ {
+			rows := cp.colRow[cp.colPtr[k]:cp.colPtr[k+1]]
+			q := cp.pairPtr[k]
+			for i, ri := range rows {
+				for _, rj := range rows[:i+1] {
+					if isCand[ri] && isCand[rj] {
+						cs.livePairs = append(cs.livePairs, int32(q))
+					}
+					q++
+				}
+			}
+		}
+		for _, a := range cand {
+			isCand[a] = false
+		}
+	}
+	for _, e := range cs.liveCross {
+		cp.crossAcc[e] = 0
+	}
+	for _, q := range cs.livePairs {
+		cp.pairAcc[q] = 0
+	}
 }
 
 // pattern returns the coupled pattern of the current transition,
@@ -94,22 +143,15 @@ func (d *Diffusion) foldSparse() {
 	for k, v := range cp.diagAcc {
 		val[cp.curv.diag(k)] += v
 	}
-	for e, v := range cp.crossAcc {
-		if v != 0 {
+	// Only the live entries and pairs can be non-zero (Diffusion.live).
+	for _, e := range d.cs.liveCross {
+		if v := cp.crossAcc[e]; v != 0 {
 			val[cp.posT[e]] += d.opVals[e] * v
 		}
 	}
-	for k := 0; k+1 < len(cp.colPtr); k++ {
-		ents := cp.colEnt[cp.colPtr[k]:cp.colPtr[k+1]]
-		q := cp.pairPtr[k]
-		for i, ei := range ents {
-			ti := d.opVals[ei]
-			for _, ej := range ents[:i+1] {
-				if v := cp.pairAcc[q]; v != 0 {
-					val[cp.pairPos[q]] += ti * d.opVals[ej] * v
-				}
-				q++
-			}
+	for _, q := range d.cs.livePairs {
+		if v := cp.pairAcc[q]; v != 0 {
+			val[cp.pairPos[q]] += d.opVals[cp.pairEnt[2*q]] * d.opVals[cp.pairEnt[2*q+1]] * v
 		}
 	}
 }

@@ -134,6 +134,52 @@ func benchOnlineCity(b *testing.B) {
 	}
 }
 
+// BenchmarkOnlineBinSupplied is BenchmarkOnlineBin/City with every hub's
+// supply known, as a bike-share feed reports it and `dcgpd simulate
+// --city` lays it out: a stock of 8 to 30 bikes, demand around 5, and one
+// hub in twenty stocked out in a bin (its supply below its demand). Few
+// stations are then near their supply, which the point loop's shortcuts
+// use (docs/city-scale.md).
+func BenchmarkOnlineBinSupplied(b *testing.B) {
+	for _, np := range []int{500, 2000} {
+		b.Run(fmt.Sprintf("City%d", np), func(b *testing.B) {
+			on, bins := cityOnline(b, np, 7)
+			rng := rand.New(rand.NewPCG(9, 9))
+			for _, bin := range bins {
+				for k := range bin {
+					y := math.Max(0, 5+2*rng.NormFloat64())
+					o := Obs{Y: y, Supply: float64(8 + rng.IntN(23))}
+					if rng.IntN(20) == 0 {
+						o.Supply = math.Floor(y * 0.7)
+						o.Y, o.Censored = o.Supply, true
+					}
+					bin[k] = o
+				}
+			}
+			var res BinResult
+			fm, fv := make([]float64, np), make([]float64, np)
+			steps := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := processCPU()
+			for i := 0; i < b.N; i++ {
+				t := float64(i + 1)
+				if err := on.Step(t, bins[i%len(bins)], &res); err != nil {
+					b.Fatal(err)
+				}
+				if err := on.ForecastSteps(1, 6, fm, fv, nil, func(int) {}); err != nil {
+					b.Fatal(err)
+				}
+				steps += res.Steps
+			}
+			cpu := processCPU() - cpu0
+			b.ReportMetric(float64(steps)/float64(b.N), "cvi-steps/bin")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(np), "ns/product")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(np), "cpu-ns/product")
+		})
+	}
+}
+
 // cityOnline returns the online inference of a city of np hubs on a
 // jittered 250 m grid with an 8-nearest-neighbour diffusion graph and
 // diagonal sites, and 64 bins of hourly demand around 5 with a third of

@@ -47,6 +47,7 @@ type coupledPattern struct {
 	colEnt   []int32 // per column slot: the entry of T
 	pairPtr  []int   // per column: the start of its triangle in pairPos
 	pairPos  []int32 // per column, pair (i >= j) of its entries: the position of (row_i, row_j)
+	pairEnt  []int32 // per pair: its two entries of T (i's, then j's)
 	// The sums over the points before the bin's T multiplies them in
 	// (Diffusion.mfChainSparse): Σ c·∂²log p per product, Σ c_k·h_k per
 	// entry of T, Σ h_k per pair of a column.
@@ -96,12 +97,15 @@ func newCoupledPattern(t *diffusion.Transition) *coupledPattern {
 		p.pairPtr[k+1] = p.pairPtr[k] + c*(c+1)/2
 	}
 	p.pairPos = make([]int32, p.pairPtr[n])
+	p.pairEnt = make([]int32, 2*p.pairPtr[n])
 	p.diagAcc, p.crossAcc, p.pairAcc = make([]float64, n), make([]float64, nnz), make([]float64, p.pairPtr[n])
 	for k := 0; k < n; k++ {
 		rows := p.colRow[p.colPtr[k]:p.colPtr[k+1]]
 		for i, ri := range rows {
 			for j, rj := range rows[:i+1] {
-				p.pairPos[p.pairPtr[k]+i*(i+1)/2+j] = int32(p.curv.find(ri, rj))
+				q := p.pairPtr[k] + i*(i+1)/2 + j
+				p.pairPos[q] = int32(p.curv.find(ri, rj))
+				p.pairEnt[2*q], p.pairEnt[2*q+1] = p.colEnt[p.colPtr[k]+i], p.colEnt[p.colPtr[k]+j]
 			}
 		}
 	}
@@ -153,6 +157,38 @@ func (p *coupledPattern) buildCurv(t *diffusion.Transition) {
 // here to a relative residual of cgTol.
 type sparseNewton struct {
 	x, r, z, p, ap []float64
+	// a: the off-diagonal entries of H that are non-zero between observed
+	// products, in H's order. The pattern is T's structure; most of its
+	// entries (pairs of products that cannot be in excess) stay zero, and
+	// skipping them leaves every sum as it was.
+	a symSparse
+}
+
+// compact fills w.a with h's non-zero off-diagonal entries between
+// observed products (rows of w.a hold no diagonal).
+func (w *sparseNewton) compact(h *symSparse, observed []bool) {
+	a := &w.a
+	a.n = h.n
+	if len(a.rowPtr) != h.n+1 {
+		a.rowPtr = make([]int, h.n+1)
+	}
+	if cap(a.col) < len(h.col) {
+		// Room for the whole pattern: a warm bin allocates nothing.
+		a.col, a.val = make([]int, 0, len(h.col)), make([]float64, 0, len(h.col))
+	}
+	a.col, a.val = a.col[:0], a.val[:0]
+	for i := 0; i < h.n; i++ {
+		if observed[i] {
+			lo, hi := h.rowPtr[i], h.rowPtr[i+1]-1 // without the diagonal
+			for q := lo; q < hi; q++ {
+				if v, j := h.val[q], h.col[q]; v != 0 && observed[j] {
+					a.col = append(a.col, j)
+					a.val = append(a.val, v)
+				}
+			}
+		}
+		a.rowPtr[i+1] = len(a.col)
+	}
 }
 
 // cgTol is the relative residual ‖b − A·x‖/‖b‖ at which the conjugate
@@ -187,8 +223,9 @@ func (w *sparseNewton) solve(h *symSparse, dg, b []float64, observed []bool) boo
 		return true
 	}
 	stop := cgTol * cgTol * bb
+	w.compact(h, observed)
 	for it := 0; it < 2*n+10; it++ {
-		newtonMul(ap, h, dg, p, observed)
+		newtonMul(ap, &w.a, dg, p, observed)
 		var pap float64
 		for k, v := range p {
 			pap += v * ap[k]
@@ -225,27 +262,24 @@ func (w *sparseNewton) solve(h *symSparse, dg, b []float64, observed []bool) boo
 }
 
 // newtonMul writes y = A·x for A = diag(dg) − offdiag(H) restricted to
-// the observed products (x is zero elsewhere).
-func newtonMul(y []float64, h *symSparse, dg, x []float64, observed []bool) {
+// the observed products (x is zero elsewhere), off holding H's
+// off-diagonal entries between observed products (sparseNewton.compact).
+func newtonMul(y []float64, off *symSparse, dg, x []float64, observed []bool) {
 	for k := range y {
 		y[k] = 0
 		if observed[k] {
 			y[k] = dg[k] * x[k]
 		}
 	}
-	for a := 0; a < h.n; a++ {
-		if !observed[a] {
+	for a := 0; a < off.n; a++ {
+		lo, hi := off.rowPtr[a], off.rowPtr[a+1]
+		if lo == hi {
 			continue
 		}
-		lo, hi := h.rowPtr[a], h.rowPtr[a+1]-1 // without the diagonal
 		xa := x[a]
 		var s float64
-		for q := lo; q < hi; q++ {
-			b := h.col[q]
-			if !observed[b] {
-				continue
-			}
-			v := h.val[q]
+		for q, b := range off.col[lo:hi] {
+			v := off.val[lo+q]
 			s += v * x[b]
 			y[b] -= v * xa
 		}

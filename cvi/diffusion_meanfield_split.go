@@ -1,0 +1,148 @@
+package cvi
+
+import (
+	"runtime"
+	"sync/atomic"
+)
+
+// splitMinProducts is the model size from which the sparse mean-field
+// expectation (expectCoupledSparse) sums its points in two halves, the
+// second on another goroutine: below it a half's work is too small to pay
+// for the hand-over. The halves are summed in the same order whether or
+// not the second one runs in parallel, so the result does not depend on
+// the number of cores. A variable so that tests can split small models.
+var splitMinProducts = 256
+
+// pointSplit is a Diffusion's second half of the points: a copy with its
+// own scratch and sums, and the goroutine that runs it. The goroutine
+// holds only the channels, so the Diffusion can be collected; a cleanup
+// then closes start and the goroutine ends.
+type pointSplit struct {
+	half *Diffusion
+	src  *coupledPattern // the pattern half.cp's sums were made for
+	grad []float64       // the half's Σ Jᵀ∂log p
+	job  splitJob
+	// worker: the goroutine runs (there was more than one core when the
+	// half was made; the runtime may change GOMAXPROCS later).
+	worker bool
+	start  chan *splitJob
+	done   chan struct{}
+}
+
+// splitJob is one half's share of an expectation's points.
+type splitJob struct {
+	d              *Diffusion // the half
+	obs            []Obs
+	mean, sd, grad []float64
+	r0, r1         int // rows of the point set
+	sum            float64
+}
+
+func (j *splitJob) run() {
+	j.sum = j.d.mfPoints(j.obs, j.mean, j.sd, j.grad, nil, mfSparse, false, false, j.r0, j.r1)
+}
+
+// splitWorkers counts the split goroutines running (for tests).
+var splitWorkers atomic.Int64
+
+// splitWorker runs the jobs it is given until start is closed.
+func splitWorker(start <-chan *splitJob, done chan<- struct{}) {
+	defer splitWorkers.Add(-1)
+	for j := range start {
+		j.run()
+		done <- struct{}{}
+	}
+}
+
+// splits reports whether an expectation of rows antithetic pairs in mode
+// is summed in two halves (see splitMinProducts).
+func (d *Diffusion) splits(mode mfCurv, grouped bool, rows int) bool {
+	return mode == mfSparse && !grouped && rows >= 2 && d.np >= splitMinProducts && d.binNoise == nil
+}
+
+// splitHalf returns the second half, synchronised with d's current bin:
+// the same parameters, supplies, points, products and transition rows
+// (read-only while the points run), its sums cleared.
+func (d *Diffusion) splitHalf() *pointSplit {
+	p := d.mf.split
+	if p == nil {
+		h := *d
+		h.scratch()
+		h.mf.grow(d.np)
+		p = &pointSplit{half: &h, grad: make([]float64, d.np), start: make(chan *splitJob), done: make(chan struct{})}
+		if p.worker = runtime.GOMAXPROCS(0) > 1; p.worker {
+			splitWorkers.Add(1)
+			go splitWorker(p.start, p.done)
+			runtime.AddCleanup(d, func(c chan *splitJob) { close(c) }, p.start)
+		}
+		d.mf.split = p
+	}
+	h, s := p.half, &d.mf
+	h.variance, h.sd, h.logNorm = d.variance, d.sd, d.logNorm
+	h.u, h.z = d.u, d.z
+	h.mf.kind, h.mf.cand, h.mf.rowCols, h.mf.rowVals = s.kind, s.cand, s.rowCols, s.rowVals
+	h.mf.fast, h.mf.ps2 = s.fast, 0
+	if p.src != d.cp {
+		cp := *d.cp
+		n := len(cp.diagAcc)
+		cp.diagAcc, cp.crossAcc, cp.pairAcc = make([]float64, n), make([]float64, len(cp.crossAcc)), make([]float64, len(cp.pairAcc))
+		h.cp, p.src = &cp, d.cp
+		h.cs = coupledScratch{head: make([]int32, n), touched: make([]int, 0, n)}
+	} else {
+		clear(h.cp.diagAcc)
+	}
+	for _, e := range d.cs.liveCross {
+		h.cp.crossAcc[e] = 0
+	}
+	for _, q := range d.cs.livePairs {
+		h.cp.pairAcc[q] = 0
+	}
+	if sparseFused {
+		h.cs.fs.reset(h, nil)
+		h.cs.fs.byComp, h.cs.fs.dyn = d.cs.fs.byComp, d.cs.fs.dyn
+	}
+	clear(p.grad)
+	return p
+}
+
+// mfPointsSplit is mfPoints for the sparse curvature with the rows in two
+// halves, the second summed by d.mf.split's copy (on another goroutine when
+// there is more than one core) and added after the first: the sum of the
+// log-likelihoods, and into grad, d.cp's sums and the noise variance's
+// gradient, what mfPoints would have added.
+func (d *Diffusion) mfPointsSplit(obs []Obs, mean, sd, grad []float64, rows int) float64 {
+	p := d.splitHalf()
+	r := rows / 2
+	p.job = splitJob{d: p.half, obs: obs, mean: mean, sd: sd, grad: p.grad, r0: r, r1: rows}
+	if p.worker {
+		p.start <- &p.job
+	}
+	sum := d.mfPoints(obs, mean, sd, grad, nil, mfSparse, false, false, 0, r)
+	if p.worker {
+		<-p.done
+	} else {
+		p.job.run()
+	}
+	h := p.half
+	sum += p.job.sum
+	for a, v := range p.grad {
+		grad[a] += v
+	}
+	cp, hp := d.cp, h.cp
+	for k, v := range hp.diagAcc {
+		cp.diagAcc[k] += v
+	}
+	for _, e := range d.cs.liveCross {
+		cp.crossAcc[e] += hp.crossAcc[e]
+	}
+	for _, q := range d.cs.livePairs {
+		cp.pairAcc[q] += hp.pairAcc[q]
+	}
+	d.mf.ps2 += h.mf.ps2
+	if sparseFused {
+		d.cs.fs.add(&h.cs.fs)
+	}
+	// Drop the bin's views so that an idle half keeps nothing alive.
+	p.job = splitJob{}
+	return sum
+}
