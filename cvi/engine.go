@@ -29,6 +29,12 @@ type Engine struct {
 	// non-log-concave expectation (default 1e-8): it keeps the Newton-type
 	// update well defined where the curvature has the wrong sign.
 	CurvatureFloor float64
+	// DiagonalUpdate keeps CVI's diagonal site update where the engine
+	// would take the coupled one (independent products above
+	// coupledMinProducts with diagonal diffusion sites; see
+	// engine_coupled.go). Both have the same fixed points; it serves
+	// comparisons.
+	DiagonalUpdate bool
 
 	model *filter.Model
 	lik   Likelihood
@@ -55,6 +61,8 @@ type Engine struct {
 	gradWork []*gradWorker
 	// Sites before the previous step, for Converge's backtracking.
 	prev1, prev2 []float64
+	// cstate is the coupled update's working memory (engine_coupled.go).
+	cstate *coupledState
 }
 
 // NewEngine validates the data and returns an engine at the prior, with
@@ -153,6 +161,9 @@ func (e *Engine) SetParams(p []float64) error {
 	}
 	old := e.model.Params(nil)
 	e.invalidate()
+	if e.cstate != nil {
+		e.cstate.workers = nil // a likelihood Worker is valid for its parameters
+	}
 	if err := e.model.SetParams(p[:nm]); err != nil {
 		return err
 	}
@@ -438,6 +449,12 @@ func (e *Engine) evaluate() (float64, error) {
 // evaluation with damping beta; the posterior is stale afterwards. It
 // returns the largest relative change of a site parameter.
 func (e *Engine) update(beta float64) (change float64, err error) {
+	if !e.sites.Full && e.coupledUpdateOK() {
+		change, ok, err := e.updateCoupled(beta)
+		if ok || err != nil {
+			return change, err
+		}
+	}
 	np := e.data.NP
 	floor := e.CurvatureFloor
 	for i, n := range e.bins {

@@ -36,7 +36,7 @@ func BenchmarkResmoothCity(b *testing.B) {
 				copy(l1, res.Nat1)
 				copy(l2, res.Nat2)
 			}
-			iters := 0
+			iters, elbo := 0, 0.0
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -47,17 +47,18 @@ func BenchmarkResmoothCity(b *testing.B) {
 				if err := e.SetSites(warm); err != nil {
 					b.Fatal(err)
 				}
-				n, _, err := e.Converge(1, 1e-9, 500)
+				n, el, err := e.Converge(1, 1e-9, 500)
 				if err != nil {
 					b.Fatal(err)
 				}
-				iters += n
+				iters, elbo = iters+n, el
 				var post filter.Posterior
 				if err := e.PredictAll(&post); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(iters)/float64(b.N), "cvi-iters")
+			b.ReportMetric(elbo, "elbo")
 		})
 	}
 }
