@@ -23,7 +23,8 @@ var ErrMeanSolverModel = errors.New("filter: the mean solver needs independent p
 // keeps, per product and bin, the filter's gain P_f·hᵀ and the smoother's
 // gain; Solve then costs O(d²) per product and bin instead of the
 // O(d³) of a filter and smoother pass. Memory: about N·(d² + d) numbers
-// per product for N bins. It serves the batch engine's coupled CVI step,
+// per product for N bins (the smoother's gains; the transitions once per
+// distinct step). It serves the batch engine's coupled CVI step,
 // which applies the inverse many times for the same precisions.
 type MeanSolver struct {
 	np, n int
@@ -32,7 +33,7 @@ type MeanSolver struct {
 	kv    [][]float64 // per product: N·d filter gains P_f(n)·hᵀ
 	gt    [][]float64 // per product: (N−1)·d² transposed smoother gains
 	aFrom [][]int     // per product: the slot of a holding bin n's transition
-	a     [][]float64 // per product: the transitions' slots (N·d², used ones only)
+	a     [][]float64 // per product: the distinct transitions, d² each
 	nat2  []float64
 	post  Posterior
 	err   []error
@@ -84,15 +85,20 @@ func (s *MeanSolver) record(k int, c *chain, sc *chainScratch, d int) error {
 	s.h[k] = append(s.h[k][:0], sc.h[:d]...)
 	s.kv[k] = linalg.Resize(s.kv[k], n*d)
 	s.gt[k] = linalg.Resize(s.gt[k], max(n-1, 0)*dd)
-	s.a[k] = linalg.Resize(s.a[k], n*dd)
+	// The distinct transitions only (one on a regular grid), each bin
+	// pointing at its slot.
 	if cap(s.aFrom[k]) < n {
 		s.aFrom[k] = make([]int, n)
 	}
 	s.aFrom[k] = s.aFrom[k][:n]
-	copy(s.aFrom[k], c.aFrom[:n])
+	s.a[k] = s.a[k][:0]
 	for i := 0; i < n; i++ {
 		if c.aFrom[i] == i {
-			copy(s.a[k][i*dd:(i+1)*dd], c.a[i*dd:(i+1)*dd])
+			s.a[k] = append(s.a[k], c.a[i*dd:(i+1)*dd]...)
+		}
+		s.aFrom[k][i] = len(s.a[k])/dd - 1
+		if c.aFrom[i] != i {
+			s.aFrom[k][i] = s.aFrom[k][c.aFrom[i]]
 		}
 		pf := c.pf[i*dd : (i+1)*dd]
 		kv := s.kv[k][i*d : (i+1)*d]
