@@ -265,10 +265,12 @@ func (e *Engine) coupledPrecond(cs *coupledState, z, r []float64) error {
 
 // coupledMaxIter and coupledTol bound the conjugate gradients of one
 // coupled step: an inexact Newton step, stopped when the residual's
-// M⁻¹-norm fell by coupledTol.
+// M⁻¹-norm fell by coupledTol. On the ResmoothCity benchmark's 500
+// stations a looser test (0.3: 34 CVI steps) costs less CPU than a
+// tighter one (0.1: 37 steps, 0.03: 37) and a much looser one (0.5: 44).
 const (
 	coupledMaxIter = 10
-	coupledTol     = 1e-1
+	coupledTol     = 3e-1
 )
 
 // coupledSolve solves (M − N)·x = b by conjugate gradients preconditioned
