@@ -86,6 +86,17 @@ func (e *Engine) coupledUpdateOK() bool {
 	return ok
 }
 
+// switchCoupled turns the coupled update on for the rest of a Converge
+// call, where the model takes it and it is not on yet, and reports
+// whether it did.
+func (e *Engine) switchCoupled() bool {
+	if e.coupledOn || !e.coupledUpdateOK() {
+		return false
+	}
+	e.coupledOn = true
+	return true
+}
+
 // coupled returns the update's state, made on first use.
 func (e *Engine) coupled() *coupledState {
 	cs := e.cstate

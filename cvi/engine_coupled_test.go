@@ -49,7 +49,7 @@ func coupledCase(t *testing.T, np, nb int, stockouts bool) (*Engine, *filter.Sit
 // conjugate gradients' one iteration and the mean solver's rounding).
 func TestCoupledStepIsCVIWithoutCoupling(t *testing.T) {
 	e, warm := coupledCase(t, coupledMinProducts+16, 12, false)
-	if !e.coupledUpdateOK() {
+	if !e.switchCoupled() {
 		t.Fatal("the city does not take the coupled update")
 	}
 	if _, _, err := e.Step(1); err != nil {
@@ -62,7 +62,7 @@ func TestCoupledStepIsCVIWithoutCoupling(t *testing.T) {
 	if err := e.SetSites(warm); err != nil {
 		t.Fatal(err)
 	}
-	e.DiagonalUpdate = true
+	e.coupledOn = false
 	if _, _, err := e.Step(1); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,8 @@ func TestCoupledStepIsCVIWithoutCoupling(t *testing.T) {
 }
 
 // TestCoupledUpdateConverges: on a city with stockouts, where CVI's
-// diagonal update needs its damping halved, the coupled update converges
+// diagonal update needs its damping halved, Converge switches to the
+// coupled update at its first damped step and converges
 // from the online sites in less than half the diagonal update's CVI
 // steps to an ELBO at least as high (to 1e-3 nats: both end on the
 // expectation's noise floor), with smoothed means within 0.25 posterior
@@ -103,6 +104,9 @@ func TestCoupledUpdateConverges(t *testing.T) {
 		p, err := e.Posterior()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if took := e.cstate != nil && e.cstate.steps > 0; took == diag {
+			t.Fatalf("diagonal %v: coupled steps taken %v", diag, took)
 		}
 		runs[i] = run{n, elbo, p.Mean, p.Var}
 	}
