@@ -63,8 +63,9 @@ type Engine struct {
 	prev1, prev2 []float64
 	// cstate is the coupled update's working memory (engine_coupled.go);
 	// coupledOn: update takes the coupled step (Converge sets it).
-	cstate    *coupledState
-	coupledOn bool
+	cstate       *coupledState
+	coupledOn    bool
+	coupledSteps int // coupled steps taken, for tests
 }
 
 // NewEngine validates the data and returns an engine at the prior, with
@@ -656,6 +657,10 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 	// must damp switches to the coupled update at the same β, where the
 	// model takes it (engine_coupled.go).
 	e.coupledOn = false
+	// The coupled update's memory (the mean solver's gains, N·(d²+d) per
+	// product) lives for one solve: a learner keeps engines between
+	// solves.
+	defer func() { e.cstate = nil }()
 	it := 0
 	for it < maxIter {
 		it++

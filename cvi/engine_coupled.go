@@ -70,7 +70,6 @@ type coupledState struct {
 	// the model is one it does not serve, and M⁻¹ takes smoother passes.
 	solver   filter.MeanSolver
 	smoother bool
-	steps    int // coupled steps taken (not fallen back to the diagonal one)
 }
 
 // coupledUpdateOK reports whether the engine's model and likelihood take
@@ -171,7 +170,7 @@ func (e *Engine) updateCoupled(beta float64) (change float64, ok bool, err error
 			l1[k], l2[k] = n1, n2
 		}
 	}
-	cs.steps++
+	e.coupledSteps++
 	e.fresh, e.evaluated = false, false
 	return change, true, nil
 }
