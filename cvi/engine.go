@@ -657,10 +657,6 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 	// must damp switches to the coupled update at the same β, where the
 	// model takes it (engine_coupled.go).
 	e.coupledOn = false
-	// The coupled update's memory (the mean solver's gains, N·(d²+d) per
-	// product) lives for one solve: a learner keeps engines between
-	// solves.
-	defer func() { e.cstate = nil }()
 	it := 0
 	for it < maxIter {
 		it++
