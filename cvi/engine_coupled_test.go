@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
 // coupledCase is a small city for the coupled update: np products on the
@@ -125,5 +126,48 @@ func TestCoupledUpdateConverges(t *testing.T) {
 	t.Logf("smoothed means within %.3g standard deviations", worst)
 	if !(worst < 0.25) {
 		t.Errorf("smoothed means differ by up to %.3g standard deviations", worst)
+	}
+}
+
+// TestCoupledStepSmootherRoute: a temporal state the mean solver does not
+// serve (Matérn-3/2 alone, the filter's unrolled 2-state chains) takes
+// M⁻¹ by smoother passes, and without coupling its step is CVI's as well.
+func TestCoupledStepSmootherRoute(t *testing.T) {
+	on, bins := cityOnline(t, coupledMinProducts+16, 9)
+	np, nb := on.np, 12
+	m32, err := kernel.NewMatern32(4, 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := filter.NewModel(m32, nil, nil, np)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := &Data{NP: np, Times: make([]float64, nb)}
+	for i := range data.Times {
+		data.Times[i] = float64(i)
+		for _, o := range bins[i] {
+			data.Obs = append(data.Obs, Obs{Y: o.Y, Supply: math.Inf(1)})
+		}
+	}
+	var sites [2]*filter.Sites
+	for i, coupled := range []bool{true, false} {
+		e, err := NewEngine(m, on.lik, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.coupledOn = coupled && e.switchCoupled()
+		if _, _, err := e.Step(1); err != nil {
+			t.Fatal(err)
+		}
+		if coupled && (e.coupledSteps != 1 || !e.cstate.smoother) {
+			t.Fatal("the step was not the coupled one by smoother passes")
+		}
+		sites[i] = e.Sites()
+	}
+	for i, w := range sites[1].Nat1 {
+		if d := math.Abs(sites[0].Nat1[i] - w); !(d <= 1e-9*(1+math.Abs(w))) {
+			t.Fatalf("λ₁ entry %d: coupled %v, diagonal %v", i, sites[0].Nat1[i], w)
+		}
 	}
 }
