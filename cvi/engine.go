@@ -29,6 +29,12 @@ type Engine struct {
 	// non-log-concave expectation (default 1e-8): it keeps the Newton-type
 	// update well defined where the curvature has the wrong sign.
 	CurvatureFloor float64
+	// DiagonalUpdate keeps CVI's diagonal site update where Converge
+	// would switch to the coupled one (independent products above
+	// coupledMinProducts with diagonal diffusion sites, once a step had to
+	// be damped; see engine_coupled.go). Both have the same fixed points;
+	// it serves comparisons.
+	DiagonalUpdate bool
 
 	model *filter.Model
 	lik   Likelihood
@@ -55,6 +61,11 @@ type Engine struct {
 	gradWork []*gradWorker
 	// Sites before the previous step, for Converge's backtracking.
 	prev1, prev2 []float64
+	// cstate is the coupled update's working memory (engine_coupled.go);
+	// coupledOn: update takes the coupled step (Converge sets it).
+	cstate       *coupledState
+	coupledOn    bool
+	coupledSteps int // coupled steps taken, for tests
 }
 
 // NewEngine validates the data and returns an engine at the prior, with
@@ -153,6 +164,9 @@ func (e *Engine) SetParams(p []float64) error {
 	}
 	old := e.model.Params(nil)
 	e.invalidate()
+	if e.cstate != nil {
+		e.cstate.workers = nil // a likelihood Worker is valid for its parameters
+	}
 	if err := e.model.SetParams(p[:nm]); err != nil {
 		return err
 	}
@@ -438,6 +452,12 @@ func (e *Engine) evaluate() (float64, error) {
 // evaluation with damping beta; the posterior is stale afterwards. It
 // returns the largest relative change of a site parameter.
 func (e *Engine) update(beta float64) (change float64, err error) {
+	if e.coupledOn && !e.sites.Full && e.coupledUpdateOK() {
+		change, ok, err := e.updateCoupled(beta)
+		if ok || err != nil {
+			return change, err
+		}
+	}
 	np := e.data.NP
 	floor := e.CurvatureFloor
 	for i, n := range e.bins {
@@ -620,7 +640,8 @@ func (e *Engine) elboScale() float64 {
 // can oscillate on censored data, where the expected log-likelihood is
 // nearly flat); smaller decreases are the noise floor of fixed points that
 // are not exact ELBO maxima (Gauss–Newton curvature) and count as
-// converged. It returns the number of states evaluated and the ELBO of the
+// converged. For a city (see engine_coupled.go) the first step that would
+// halve β switches to the coupled update at the same β instead. It returns the number of states evaluated and the ELBO of the
 // final state, whose posterior and expectations are current.
 func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) {
 	if !(beta > 0 && beta <= 1) {
@@ -631,6 +652,11 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 	prevE := math.Inf(-1)
 	scale := e.elboScale() // fixed by the data: counted once per solve
 	reeval := false
+	// CVI's diagonal update first: warm-started solves (a learner's
+	// inner ones) converge in a few of its cheap steps. The first step it
+	// must damp switches to the coupled update at the same β, where the
+	// model takes it (engine_coupled.go).
+	e.coupledOn = false
 	it := 0
 	for it < maxIter {
 		it++
@@ -650,11 +676,15 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 			copy(e.sites.Nat1, prev1)
 			copy(e.sites.Nat2, prev2)
 			e.invalidate()
-			beta /= 2
+			if !e.switchCoupled() {
+				beta /= 2
+			}
 			reeval = true
 			continue
 		case stepDamp:
-			beta /= 2
+			if !e.switchCoupled() {
+				beta /= 2
+			}
 		case stepConverged:
 			return it, elbo, nil
 		}

@@ -56,6 +56,9 @@ type Posterior struct {
 	chainLLs     []float64     // a parallel run's log marginal likelihood per product
 	chainErrs    []error       // and error per product
 	mu, pu       []float64     // latent-space marginals of one bin
+	// rec, when set, keeps each independent chain's gains after its
+	// filter pass (MeanSolver.Prepare).
+	rec *MeanSolver
 }
 
 // Smooth runs the Kalman filter and RTS smoother of model m over the
@@ -189,6 +192,11 @@ func (p *Posterior) runProduct(c *chain, sc *chainScratch, m *Model, kern kernel
 	ll, err := p.runChain(c, sc, m, kern, times, s, k, smooth)
 	if err != nil {
 		return ll, err
+	}
+	if p.rec != nil {
+		if err := p.rec.record(k, c, sc, d); err != nil {
+			return ll, err
+		}
 	}
 	if !sc.twoState(c) {
 		for i := 0; i < n; i++ {
