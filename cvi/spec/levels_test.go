@@ -132,16 +132,20 @@ func TestLevelsSavedAndLoaded(t *testing.T) {
 	}
 	for n, tm := range other.Times {
 		for k := 0; k < 2; k++ {
-			if nb.Levels.At(tm, k) != d.Obs[n*2+k].Level {
-				t.Fatalf("cell (%d, %d): loaded level %v, learned %v", n, k, nb.Levels.At(tm, k), d.Obs[n*2+k].Level)
+			if want := f.Built.Boundary().LevelAt(tm, k); nb.Levels.At(tm, k) != want || want != f.Engine.Data().Obs[n*2+k].Level {
+				t.Fatalf("cell (%d, %d): loaded level %v, learned %v, fitted data's %v", n, k, nb.Levels.At(tm, k), want, f.Engine.Data().Obs[n*2+k].Level)
 			}
 		}
 	}
-	if _, err := loaded.Learn(context.Background(), other, Summarise(other, nil, false), "", nil); err != nil {
+	f2, err := loaded.Learn(context.Background(), other, Summarise(other, nil, false), "", nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if other.Obs[3].Level != d.Obs[3].Level {
-		t.Errorf("Learn on a loaded model set level %v, want the file's %v", other.Obs[3].Level, d.Obs[3].Level)
+	if got, want := f2.Engine.Data().Obs[3].Level, f.Engine.Data().Obs[3].Level; got != want {
+		t.Errorf("Learn on a loaded model set level %v, want the file's %v", got, want)
+	}
+	if other.Obs[3].Level != 0 {
+		t.Errorf("Learn set a level on the caller's data: %v", other.Obs[3].Level)
 	}
 	three := &cvi.Data{NP: 3, Times: []float64{0, 1}, Obs: make([]cvi.Obs, 6)}
 	for i := range three.Obs {
@@ -162,6 +166,7 @@ func TestLevelsDecodeErrors(t *testing.T) {
 		{"[model]\nlevel_noise = true\n[model.levels]\nsource = \"bin-of-day\"\nperiod = 24.0\nstep = 5.0\nvalues = [[1.0]]\n", "is not 1 to"},
 		{"[model]\nlevel_noise = true\n[model.levels]\nsource = \"bin-of-day\"\nperiod = 2.0\nstep = 1.0\nvalues = [[1.0, nan]]\n", "finite"},
 		{"[model]\nlevel_noise = true\n[model.levels]\nsource = \"bin-of-day\"\nstep = -1.0\n", "must be > 0"},
+		{"[model]\nlevel_noise = true\n[model.levels]\nsource = \"bin-of-day\"\n[model.mean]\nkind = \"periodic\"\n", "the prior mean is the cells' level"},
 	} {
 		if _, err := Decode(strings.NewReader(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.in, err, c.want)

@@ -97,8 +97,6 @@ func (m *Model) validateLevelNoise() error {
 		return errors.New("model.levels needs model.level_noise = true")
 	case m.Levels.Source != "" && m.Mean.On():
 		return errors.New("model.levels with model.mean: the prior mean is the cells' level; omit model.levels")
-	case m.LevelNoise && m.Levels.Source == "" && !m.Mean.On():
-		return errors.New("model.level_noise needs a level for every cell: a prior mean (model.mean) or model.levels")
 	}
 	return m.Levels.validate()
 }
