@@ -77,7 +77,39 @@ func NewJetStreamStore(ctx context.Context, js jetstream.JetStream, replicas int
 	if err != nil {
 		return nil, fmt.Errorf("object store %s: %w", snapObjectBucket, err)
 	}
+	if replicas > 1 {
+		// A replicated stream just created or recreated takes writes only
+		// once its leader is elected; before that a put gets "no
+		// responders", so the first snapshot would fail.
+		for _, name := range []string{"KV_" + snapPointerBucket, "OBJ_" + snapObjectBucket} {
+			if err := waitStreamLeader(ctx, js, name, 10*time.Second); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return &JetStreamStore{kv: kv, obj: obj, timeout: 30 * time.Second, seen: map[string]seenPointer{}}, nil
+}
+
+// waitStreamLeader waits until the stream has an elected leader, at most
+// limit (or until ctx ends).
+func waitStreamLeader(ctx context.Context, js jetstream.JetStream, name string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		st, err := js.Stream(ctx, name)
+		if err == nil {
+			info, ierr := st.Info(ctx)
+			if ierr == nil && info.Cluster != nil && info.Cluster.Leader != "" {
+				return nil
+			}
+			err = ierr
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("stream %s has no leader after %v (last error: %v): %w", name, limit, err, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // pointer reads a model's pointer and its revision (0: none yet).

@@ -90,6 +90,21 @@ func TestJetStreamStoreSuiteR3(t *testing.T) {
 		ctx := context.Background()
 		_ = js.DeleteKeyValue(ctx, snapPointerBucket)
 		_ = js.DeleteObjectStore(ctx, snapObjectBucket)
+		// On three replicas a deleted stream can still answer for a
+		// moment; a case must not see the previous one's entries.
+		for _, name := range []string{"KV_" + snapPointerBucket, "OBJ_" + snapObjectBucket} {
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				_, err := js.Stream(ctx, name)
+				if errors.Is(err, jetstream.ErrStreamNotFound) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("stream %s still there 10 s after its deletion: %v", name, err)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
 		return js
 	}, 3))
 }
