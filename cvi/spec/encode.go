@@ -147,24 +147,22 @@ func (e *encoder) float(k string, v float64) {
 }
 
 func (e *encoder) floats(k string, vs []float64) {
-	if len(vs) == 0 {
-		return
+	if len(vs) > 0 {
+		e.line(k, tomlArray(vs))
 	}
+}
+
+// tomlArray writes vs as a TOML array of floats.
+func tomlArray(vs []float64) string {
 	s := make([]string, len(vs))
 	for i, v := range vs {
 		s[i] = tomlFloat(v)
 	}
-	e.line(k, "["+strings.Join(s, ", ")+"]")
+	return "[" + strings.Join(s, ", ") + "]"
 }
 
 // floatsAlways writes the array even when empty.
-func (e *encoder) floatsAlways(k string, vs []float64) {
-	s := make([]string, len(vs))
-	for i, v := range vs {
-		s[i] = tomlFloat(v)
-	}
-	e.line(k, "["+strings.Join(s, ", ")+"]")
-}
+func (e *encoder) floatsAlways(k string, vs []float64) { e.line(k, tomlArray(vs)) }
 
 // floatRows writes an array of float arrays, a row per line.
 func (e *encoder) floatRows(k string, rows [][]float64) {
@@ -173,11 +171,7 @@ func (e *encoder) floatRows(k string, rows [][]float64) {
 	}
 	fmt.Fprintf(e.w, "%s = [\n", k)
 	for _, r := range rows {
-		s := make([]string, len(r))
-		for i, v := range r {
-			s[i] = tomlFloat(v)
-		}
-		fmt.Fprintf(e.w, "  [%s],\n", strings.Join(s, ", "))
+		fmt.Fprintf(e.w, "  %s,\n", tomlArray(r))
 	}
 	fmt.Fprintln(e.w, "]")
 }

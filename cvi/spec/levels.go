@@ -138,17 +138,9 @@ func (l *Levels) learn(d *cvi.Data, medianStep float64) error {
 	return nil
 }
 
-// bin returns the bin of the period that time t falls in.
-func (l *Levels) bin(t float64) int {
-	nb := l.bins()
-	p := math.Mod(t, l.Period)
-	if p < 0 {
-		p += l.Period
-	}
-	// A time on a bin's start may be a rounding below it.
-	j := int(math.Floor(p/l.Step + 1e-9))
-	return ((j % nb) + nb) % nb
-}
+// bin returns the bin of the period that time t falls in (the prior
+// mean's cell arithmetic).
+func (l *Levels) bin(t float64) int { return periodCell(t, l.Step, l.bins()) }
 
 // At returns product k's level at time t: 0 without a source or values.
 func (l *Levels) At(t float64, k int) float64 {

@@ -179,11 +179,16 @@ func (m Mean) NewProfile(names []string) (*Profile, error) {
 // floor(t/Step) mod Cells, from absolute time, so fit, learning, the
 // daemon and its forecasts agree. The nudge absorbs rounding of t/Step
 // for steps that are not binary fractions of an hour.
-func (p *Profile) Cell(t float64) int {
-	i := math.Floor(t/p.Step + 1e-6)
-	c := int(math.Mod(i, float64(p.Cells)))
+func (p *Profile) Cell(t float64) int { return periodCell(t, p.Step, p.Cells) }
+
+// periodCell is floor(t/step) mod cells, the cell of time t in a periodic
+// table of cells steps (the prior mean's and model.levels'): a time on a
+// cell's start may be a rounding below it, so t/step is nudged up.
+func periodCell(t, step float64, cells int) int {
+	i := math.Floor(t/step + 1e-6)
+	c := int(math.Mod(i, float64(cells)))
 	if c < 0 {
-		c += p.Cells
+		c += cells
 	}
 	return c
 }
@@ -226,19 +231,6 @@ func (p *Profile) Add(t float64, mean []float64) {
 	for k := range mean {
 		mean[k] += p.M[k][c]
 	}
-}
-
-// ShiftData returns a copy of d with every bin shifted (d itself when p
-// is nil).
-func (p *Profile) ShiftData(d *cvi.Data) *cvi.Data {
-	if p == nil {
-		return d
-	}
-	out := &cvi.Data{Times: d.Times, NP: d.NP, Obs: append([]cvi.Obs(nil), d.Obs...)}
-	for n, t := range d.Times {
-		p.Shift(t, out.Bin(n))
-	}
-	return out
 }
 
 // AddAll adds m to every bin of a posterior mean over times (index

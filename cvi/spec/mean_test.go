@@ -85,7 +85,7 @@ func TestMeanIsAnExactOffset(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			shifted := prof.ShiftData(data)
+			shifted := Boundary{Mean: prof}.PrepareData(data)
 			ref := Spec{Model: m, Fit: fit}
 			rsum := Summarise(shifted, feats, false)
 			rsum.Names = meanNames
