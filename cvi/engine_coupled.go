@@ -9,6 +9,7 @@ import (
 
 	"github.com/dcgpd/dcgpd/filter"
 	"github.com/dcgpd/dcgpd/internal/errs"
+	"gonum.org/v1/gonum/floats"
 )
 
 // The batch engine's site update for a city: independent products with
@@ -311,7 +312,7 @@ func (e *Engine) coupledSolve(cs *coupledState) (bool, error) {
 	}
 	copy(cs.p, cs.z)
 	copy(cs.q, cs.r)
-	rz := dot(cs.r, cs.z)
+	rz := floats.Dot(cs.r, cs.z)
 	if rz == 0 {
 		return true, nil
 	}
@@ -321,7 +322,7 @@ func (e *Engine) coupledSolve(cs *coupledState) (bool, error) {
 		for c := range cs.ap {
 			cs.ap[c] = cs.q[c] - cs.ap[c]
 		}
-		pap := dot(cs.p, cs.ap)
+		pap := floats.Dot(cs.p, cs.ap)
 		if !(pap > 0) {
 			return false, nil
 		}
@@ -333,7 +334,7 @@ func (e *Engine) coupledSolve(cs *coupledState) (bool, error) {
 		if err := e.coupledPrecond(cs, cs.z, cs.r); err != nil {
 			return false, err
 		}
-		rzNew := dot(cs.r, cs.z)
+		rzNew := floats.Dot(cs.r, cs.z)
 		if math.IsNaN(rzNew) {
 			return false, nil
 		}
@@ -348,12 +349,4 @@ func (e *Engine) coupledSolve(cs *coupledState) (bool, error) {
 		}
 	}
 	return finite(cs.x), nil
-}
-
-func dot(a, b []float64) float64 {
-	var s float64
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
 }
