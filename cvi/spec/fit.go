@@ -72,8 +72,10 @@ func (s Spec) learn(ctx context.Context, data *cvi.Data, sum Summary, likelihood
 	if s.Model.Mean.On() && b.Mean == nil {
 		return nil, errors.New("model.mean: no values (give them, or learn with estimate = true)")
 	}
-	if b.Mean != nil || b.Levels.Source != "" {
-		data = b.Boundary().PrepareData(data)
+	// The levels alone leave every value as it is; only the mean's shift
+	// changes the data's scale and so the defaults.
+	data = b.Boundary().PrepareData(data)
+	if b.Mean != nil {
 		names := sum.Names
 		sum = Summarise(data, sum.Features, sum.Geographic)
 		sum.Names = names
