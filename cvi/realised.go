@@ -1,0 +1,244 @@
+package cvi
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/dcgpd/dcgpd/diffusion"
+)
+
+// ErrNoRealised is returned by RealisedDemand for a likelihood that has no
+// realised-demand estimate (the count likelihoods: their demand is not
+// f + ε).
+var ErrNoRealised = errors.New("cvi: the likelihood has no realised-demand estimate")
+
+// RealisedDemander is a likelihood that estimates the demand that occurred
+// in a bin: product k's own demand y*_k = f_k + ε_k (noisy, uncensored,
+// before any transfer of unmet demand) given the bin's observations and
+// the posterior q(f) ≈ p(f | data). Gaussian, Tobit, Diffusion and a
+// Factorised over Gaussian or Tobit implement it.
+//
+// RealisedDemand writes the mean and variance of y*_k into dmean[k] and
+// dvar[k] from the posterior marginals N(mean[k], vars[k]) and obs (as
+// the likelihood sees them: shifted by the prior mean, with their levels).
+type RealisedDemander interface {
+	RealisedDemand(obs []Obs, mean, vars, dmean, dvar []float64) error
+}
+
+// RealisedDemand is l's RealisedDemand, or ErrNoRealised where l has none.
+//
+// The estimate, per product k with noise variance σ²_k (at its level) and
+// D_k(f) the inflow of unmet demand the likelihood adds to f_k (0 without
+// diffusion):
+//
+//   - censored at u_k: the observation says f_k + D_k + ε_k ≥ u_k, so given
+//     f, ε_k is N(0, σ²_k) truncated below at u_k − f_k − D_k, and
+//     E[y*_k | data] = E_q[f_k + σ_k λ(a)], a = (u_k − f_k − D_k)/σ_k, λ
+//     the inverse Mills ratio; its variance is Var_q[f_k + σ_k λ(a)] +
+//     E_q[σ²_k (1 + aλ(a) − λ(a)²)] (the truncated normal's);
+//   - observed uncensored: y_k − D_k (y_k exactly without diffusion);
+//   - not observed: mean[k] and vars[k] + σ²_k.
+//
+// This is exact given q: ε's conditional law given f and the observation.
+// The Gaussian likelihood treats every observation as the demand, so its
+// estimate of an observed cell is y_k.
+func RealisedDemand(l Likelihood, obs []Obs, mean, vars, dmean, dvar []float64) error {
+	r, ok := l.(RealisedDemander)
+	if !ok {
+		return ErrNoRealised
+	}
+	n := len(obs)
+	if len(mean) != n || len(vars) != n || len(dmean) != n || len(dvar) != n {
+		return fmt.Errorf("cvi: realised demand of %d observations with %d means, %d variances, %d and %d outputs",
+			n, len(mean), len(vars), len(dmean), len(dvar))
+	}
+	return r.RealisedDemand(obs, mean, vars, dmean, dvar)
+}
+
+// scalarRealiser is a Scalar with a per-cell realised-demand estimate.
+type scalarRealiser interface {
+	realised(o Obs, m, v float64) (mean, variance float64)
+}
+
+// RealisedDemand implements RealisedDemander for a Scalar that has the
+// estimate (Gaussian, Tobit); ErrNoRealised otherwise.
+func (l Factorised) RealisedDemand(obs []Obs, mean, vars, dmean, dvar []float64) error {
+	s, ok := l.Scalar.(scalarRealiser)
+	if !ok {
+		return ErrNoRealised
+	}
+	for k, o := range obs {
+		dmean[k], dvar[k] = s.realised(o, mean[k], vars[k])
+	}
+	return nil
+}
+
+// RealisedDemand implements RealisedDemander: an observed cell's demand
+// is what was observed.
+func (g *Gaussian) RealisedDemand(obs []Obs, mean, vars, dmean, dvar []float64) error {
+	for k, o := range obs {
+		dmean[k], dvar[k] = g.realised(o, mean[k], vars[k])
+	}
+	return nil
+}
+
+func (g *Gaussian) realised(o Obs, m, v float64) (float64, float64) {
+	if math.IsNaN(o.Y) {
+		return m, v + g.at(o)
+	}
+	return o.Y, 0
+}
+
+// RealisedDemand implements RealisedDemander (see the package function).
+func (t *Tobit) RealisedDemand(obs []Obs, mean, vars, dmean, dvar []float64) error {
+	for k, o := range obs {
+		dmean[k], dvar[k] = t.realised(o, mean[k], vars[k])
+	}
+	return nil
+}
+
+// realised is the Tobit cell's estimate: the 1-D expectation over
+// N(m, v) of the truncated normal's moments, with the quadrature of the
+// censored expectation (graded where q is wide against σ). The
+// integrand is centred at its value at m so that Var = E[(h−c)²] −
+// E[h−c]² does not cancel.
+func (t *Tobit) realised(o Obs, m, v float64) (float64, float64) {
+	s2 := t.at(o)
+	switch {
+	case math.IsNaN(o.Y):
+		return m, v + s2
+	case !o.Censored:
+		return o.Y, 0
+	}
+	u, s := o.Supply, math.Sqrt(s2)
+	c, _ := truncatedMoments(u, m, s)
+	e, e2, tv := t.expect3(m, v, func(f float64) (float64, float64, float64) {
+		h, tv := truncatedMoments(u, f, s)
+		return h - c, (h - c) * (h - c), tv
+	}, transition(u, s2))
+	return c + e, math.Max(e2-e*e, 0) + tv
+}
+
+// truncatedMoments returns the mean of x + ε given x + ε ≥ u for
+// ε ~ N(0, s²), and the variance of ε given it: x + s·λ(a) and
+// s²(1 − λ(a)(λ(a) − a)) at a = (u − x)/s. Above the threshold (a > 0) the
+// mean is written u + s·(λ(a) − a), which does not cancel in the far tail
+// (λ(a) − a ≈ 1/a); the variance factor is clamped at 0 against
+// rounding where it is ≈ 1/a².
+func truncatedMoments(u, x, s float64) (mean, variance float64) {
+	a := (u - x) / s
+	_, lam, lmw := survival(a)
+	if a > 0 {
+		mean = u + s*lmw
+	} else {
+		mean = x + s*lam
+	}
+	return mean, s * s * math.Max(1-lam*lmw, 0)
+}
+
+// RealisedDemand implements RealisedDemander for the diffusion
+// likelihood. The inflow D(f) = g(f) − f is the diffusion map's (the
+// bin's operator, supply-aware where configured), and the expectation over
+// q is taken with the likelihood's quasi-Monte Carlo points (its Points
+// rule, antithetic pairs) over the product of the marginals N(mean[k],
+// vars[k]): the published estimates carry marginal variances only. Where
+// no product can plausibly exceed its supply (as in the expectation) the
+// map is the identity and each cell is the exact 1-D Tobit estimate.
+// It keeps its own scratch, so it may run beside the likelihood's other
+// methods.
+func (d *Diffusion) RealisedDemand(obs []Obs, mean, vars, dmean, dvar []float64) error {
+	np := d.np
+	if len(obs) != np {
+		return fmt.Errorf("cvi: diffusion bin has %d products, want %d", len(obs), np)
+	}
+	u, y := make([]float64, np), make([]float64, np)
+	for k, o := range obs {
+		u[k], y[k] = o.Supply, o.Y
+	}
+	if d.excessNegligible(obs, mean, vars, 1) {
+		for k, o := range obs {
+			dmean[k], dvar[k] = d.tobitRealised(o, mean[k], vars[k])
+		}
+		return nil
+	}
+	op := diffusion.Operator{T: d.trans, Steps: d.opts.Steps}
+	if d.opts.SupplyAware {
+		avail := make([]bool, np)
+		if err := diffusion.Available(avail, y, u); err != nil {
+			return err
+		}
+		var masked diffusion.Transition
+		var err error
+		if op, err = d.trans.SupplyAware(&masked, avail); err != nil {
+			return err
+		}
+	}
+	return d.realisedPoints(op, obs, mean, vars, u, dmean, dvar)
+}
+
+// tobitRealised is the 1-D Tobit estimate with the product's noise.
+func (d *Diffusion) tobitRealised(o Obs, m, v float64) (float64, float64) {
+	tb := Tobit{noise: noise{variance: d.NoiseVarianceAt(o.Level)}}
+	return tb.realised(Obs{Y: o.Y, Supply: o.Supply, Censored: o.Censored}, m, v)
+}
+
+// realisedPoints averages each product's realised demand over the
+// points f = mean ± sd·z through the operator op, centring every product
+// at its value at the first point so that the variance does not cancel.
+func (d *Diffusion) realisedPoints(op diffusion.Operator, obs []Obs, mean, vars, u, dmean, dvar []float64) error {
+	np := d.np
+	ws := diffusion.NewWorkspace(np, op.Steps)
+	f, inflow := make([]float64, np), make([]float64, np)
+	sd, s2 := make([]float64, np), make([]float64, np)
+	c, e, e2, tv := make([]float64, np), make([]float64, np), make([]float64, np), make([]float64, np)
+	for k, o := range obs {
+		sd[k], s2[k] = math.Sqrt(math.Max(vars[k], 0)), d.NoiseVarianceAt(o.Level)
+	}
+	npts, _ := d.zFine.Dims()
+	for i := 0; i < npts; i++ {
+		z := d.zFine.RawRowView(i)
+		for _, sign := range [2]float64{1, -1} {
+			for k := range f {
+				f[k] = mean[k] + sign*sd[k]*z[k]
+			}
+			if err := op.Apply(nil, inflow, f, u, ws); err != nil {
+				return err
+			}
+			for k, o := range obs {
+				var h, t float64
+				switch {
+				case math.IsNaN(o.Y):
+					continue
+				case o.Censored:
+					h, t = truncatedMoments(u[k]-inflow[k], f[k], math.Sqrt(s2[k]))
+				default:
+					h = o.Y - inflow[k]
+				}
+				if i == 0 && sign == 1 {
+					c[k] = h
+				}
+				e[k] += h - c[k]
+				e2[k] += (h - c[k]) * (h - c[k])
+				tv[k] += t
+			}
+		}
+	}
+	w := 1 / float64(2*npts)
+	for k, o := range obs {
+		if math.IsNaN(o.Y) {
+			dmean[k], dvar[k] = mean[k], vars[k]+s2[k]
+			continue
+		}
+		m := e[k] * w
+		dmean[k], dvar[k] = c[k]+m, math.Max(e2[k]*w-m*m, 0)+tv[k]*w
+	}
+	return nil
+}
+
+var (
+	_ RealisedDemander = Factorised{}
+	_ RealisedDemander = (*Gaussian)(nil)
+	_ RealisedDemander = (*Tobit)(nil)
+	_ RealisedDemander = (*Diffusion)(nil)
+)
