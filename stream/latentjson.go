@@ -150,6 +150,14 @@ func (w *jsonWriter) estimate(e *Estimate) {
 	w.boolean(e.Observed)
 	w.raw(`,"censored":`)
 	w.boolean(e.Censored)
+	if e.Demand != nil {
+		w.raw(`,"demand":`)
+		w.float(*e.Demand)
+	}
+	if e.DemandVar != nil {
+		w.raw(`,"demand_var":`)
+		w.float(*e.DemandVar)
+	}
 	w.raw("}")
 }
 

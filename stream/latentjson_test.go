@@ -33,6 +33,15 @@ func TestAppendLatentMatchesJSON(t *testing.T) {
 		es := make([]Estimate, n)
 		for i := range es {
 			es[i] = Estimate{Product: names[rng.IntN(len(names))], Mean: f(), Var: f(), PredVar: f(), Q05: f(), Q95: f(), Observed: rng.IntN(2) == 0, Censored: rng.IntN(2) == 0}
+			// The realised demand: both, either or neither field set.
+			if rng.IntN(2) == 0 {
+				d := f()
+				es[i].Demand = &d
+			}
+			if rng.IntN(2) == 0 {
+				v := f()
+				es[i].DemandVar = &v
+			}
 		}
 		return es
 	}
@@ -71,7 +80,9 @@ func FuzzAppendLatent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, model, product string, a, b, c float64, sec, nsec int64) {
 		at := time.Unix(sec, nsec).UTC()
 		es := []Estimate{{Product: product, Mean: a, Var: b, PredVar: c, Q05: a - b, Q95: a + c, Observed: true}}
-		m := &LatentMessage{Schema: 1, Model: model, Kind: KindSmoothed, BinStart: at, BinEnd: at.Add(time.Hour), Estimates: es,
+		own := []Estimate{es[0]}
+		own[0].Demand, own[0].DemandVar = &c, &a
+		m := &LatentMessage{Schema: 1, Model: model, Kind: KindSmoothed, BinStart: at, BinEnd: at.Add(time.Hour), Estimates: own,
 			Forecasts: []Forecast{{Horizon: 1, BinStart: at, BinEnd: at, Estimates: es}}}
 		got, ok := appendLatent(nil, m)
 		if !ok {

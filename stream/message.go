@@ -202,6 +202,20 @@ type Estimate struct {
 	// Censored whether that demand was capped by the supply.
 	Observed bool `json:"observed"`
 	Censored bool `json:"censored"`
+	// Demand and DemandVar are the mean and variance of the demand that
+	// occurred in the bin: the product's own demand f + ε (noisy,
+	// uncensored, before any transfer of unmet demand) given the data.
+	// Where censored it is above the supply less the inflow of
+	// neighbours' unmet demand (above the supply without diffusion: the
+	// demand reached it); where observed uncensored it is the observation
+	// less that inflow (the observation without diffusion); where
+	// not observed it is the latent mean, with var + the noise variance
+	// (see cvi.RealisedDemand). Only the bin's own estimates carry them
+	// (filtered and smoothed; not the forecasts, whose bins have no
+	// observation yet), and only for the Gaussian, Tobit and diffusion
+	// likelihoods (omitted for the count likelihoods).
+	Demand    *float64 `json:"demand,omitempty"`
+	DemandVar *float64 `json:"demand_var,omitempty"`
 }
 
 // Forecast is the latent demand Horizon bins after the message's bin.

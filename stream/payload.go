@@ -9,7 +9,7 @@ import (
 
 // EmbeddedMaxPayload is the embedded server's largest message: NATS's
 // recommended ceiling, so that one estimate message can carry a
-// city-size model (2,000 products with horizon 6 take at most 3.1 MB).
+// city-size model (2,000 products with horizon 6 take at most 3.3 MB).
 const EmbeddedMaxPayload = 8 << 20
 
 // ErrOutputTooLarge reports a model whose estimate message can exceed
@@ -30,21 +30,26 @@ func MaxLatentBytes(model string, products []string, horizon int) int {
 	// A time with nanoseconds and the largest revision give the longest
 	// header; the grid's own times are never longer.
 	t := time.Date(2999, 12, 31, 23, 59, 59, 999999999, time.UTC)
-	worst := func() []Estimate {
+	// The bin's own estimates carry the realised demand, the forecasts not.
+	worst := func(own bool) []Estimate {
 		es := make([]Estimate, len(products))
 		for k, p := range products {
 			es[k] = Estimate{Product: p, Mean: longestFloat, Var: longestFloat, PredVar: longestFloat,
 				Q05: longestFloat, Q95: longestFloat, Observed: false, Censored: false}
+			if own {
+				x := longestFloat
+				es[k].Demand, es[k].DemandVar = &x, &x
+			}
 		}
 		return es
 	}
 	m := &LatentMessage{Schema: SchemaVersion, Model: model, Kind: KindSmoothed, BinStart: t, BinEnd: t,
-		Revision: math.MaxInt64, Estimates: worst()}
+		Revision: math.MaxInt64, Estimates: worst(true)}
 	if horizon > 0 {
 		m.Kind = KindFiltered
 		m.Forecasts = make([]Forecast, horizon)
 		for h := range m.Forecasts {
-			m.Forecasts[h] = Forecast{Horizon: math.MaxInt32, BinStart: t, BinEnd: t, Estimates: worst()}
+			m.Forecasts[h] = Forecast{Horizon: math.MaxInt32, BinStart: t, BinEnd: t, Estimates: worst(false)}
 		}
 	}
 	return len(marshalLatent(m))

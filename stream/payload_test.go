@@ -46,20 +46,26 @@ func randomLatent(rng *rand.Rand, model string, names []string, horizon int) *La
 		}
 		return v
 	}
-	ests := func() []Estimate {
+	// The bin's own estimates carry the realised demand (own), the
+	// forecasts not.
+	ests := func(own bool) []Estimate {
 		es := make([]Estimate, len(names))
 		for k, p := range names {
 			es[k] = Estimate{Product: p, Mean: num(), Var: num(), PredVar: num(), Q05: num(), Q95: num(),
 				Observed: rng.IntN(2) == 0, Censored: rng.IntN(2) == 0}
+			if own {
+				d, v := num(), num()
+				es[k].Demand, es[k].DemandVar = &d, &v
+			}
 		}
 		return es
 	}
 	t0 := time.Date(2024, 5, 6, 8, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(1e6)) * time.Hour)
 	m := &LatentMessage{Schema: SchemaVersion, Model: model, Kind: KindFiltered, BinStart: t0, BinEnd: t0.Add(time.Hour),
-		Revision: rng.IntN(1e6), Estimates: ests()}
+		Revision: rng.IntN(1e6), Estimates: ests(true)}
 	for h := 1; h <= horizon; h++ {
 		s := t0.Add(time.Duration(h) * time.Hour)
-		m.Forecasts = append(m.Forecasts, Forecast{Horizon: h, BinStart: s, BinEnd: s.Add(time.Hour), Estimates: ests()})
+		m.Forecasts = append(m.Forecasts, Forecast{Horizon: h, BinStart: s, BinEnd: s.Add(time.Hour), Estimates: ests(false)})
 	}
 	return m
 }

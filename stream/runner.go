@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"sync/atomic"
 	"time"
@@ -476,7 +477,8 @@ func (r *Runner) subject() string { return r.prefix + ".latent." + r.cfg.Name }
 
 // estimates turns per-product moments of the latent f − m at model time t
 // into published estimates of f: the prior mean m added back, pred_var
-// with the noise at the cell's level.
+// with the noise at the cell's level. With the bin's observations (as
+// received; nil for a forecast) they also carry the realised demand.
 func (r *Runner) estimates(t float64, mean, vars []float64, obs []cvi.Obs) []Estimate {
 	cells := r.built.Boundary()
 	out := make([]Estimate, len(mean))
@@ -488,8 +490,40 @@ func (r *Runner) estimates(t float64, mean, vars []float64, obs []cvi.Obs) []Est
 			out[k].Censored = out[k].Observed && obs[k].Censored
 		}
 	}
+	if obs != nil {
+		r.realisedDemand(t, mean, vars, obs, out)
+	}
 	return out
 }
+
+// realisedDemand sets the estimates' demand and demand_var: the
+// likelihood's realised demand (cvi.RealisedDemand) on the observations
+// as the likelihood sees them (less the prior mean, with their levels),
+// the prior mean added back. A likelihood without it (the count ones), or
+// a cell whose value is not finite, leaves the fields out: a NaN would
+// make the whole message missing.
+func (r *Runner) realisedDemand(t float64, mean, vars []float64, obs []cvi.Obs, out []Estimate) {
+	n := len(out)
+	shifted := append([]cvi.Obs(nil), obs...)
+	cells := r.built.Boundary()
+	cells.Prepare(t, shifted)
+	buf := make([]float64, 2*n)
+	dm, dv := buf[:n], buf[n:]
+	if err := cvi.RealisedDemand(r.built.Lik, shifted, mean, vars, dm, dv); err != nil {
+		if !errors.Is(err, cvi.ErrNoRealised) {
+			r.log.Debug().Err(err).Msg("realised demand not published")
+		}
+		return
+	}
+	for k := range out {
+		dm[k] += cells.MeanAt(t, k)
+		if finite(dm[k]) && finite(dv[k]) {
+			out[k].Demand, out[k].DemandVar = &dm[k], &dv[k]
+		}
+	}
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // forecasts predicts the next Horizon bins from the filter head.
 func (r *Runner) forecasts(start time.Time) []Forecast {

@@ -43,8 +43,8 @@ func meanGrid(n int) *Grid {
 // re-smoothing every 24 bins, forecasts to 6 bins) with a prior mean
 // publishes the same filtered estimates and forecasts as the same model
 // without one on the data shifted by hand (y − m, u − m) with m of each
-// target bin added back, to 1e-12, for the Tobit and the diffusion
-// likelihood. The phase of m comes from absolute time (the grid starts
+// target bin added back, to 1e-12 (the realised demand of the origin's
+// own bin to 1e-9), for the Tobit and the diffusion likelihood. The phase of m comes from absolute time (the grid starts
 // mid-week).
 func TestRunPriorMeanIsAnOffset(t *testing.T) {
 	const n, H = 120, 6
@@ -116,6 +116,26 @@ func TestRunPriorMeanIsAnOffset(t *testing.T) {
 			}
 			if differ == 0 {
 				t.Fatal("the prior mean changed nothing")
+			}
+			// The realised demand of each origin's own bin: the same offset
+			// (to 1e-9: it goes through the truncated normal's moments at
+			// shifted values), the same variance.
+			demands := 0
+			for o := 0; o < n; o++ {
+				for k := range 3 {
+					m := prof.At(mt(o), k)
+					want, have := ref.Demand[o][k]+m, got.Demand[o][k]
+					wv, hv := ref.DemandVar[o][k], got.DemandVar[o][k]
+					if math.IsNaN(have) || math.Abs(have-want) > 1e-9*math.Max(1, math.Abs(want)) || math.Abs(hv-wv) > 1e-9*math.Max(1, wv) {
+						t.Fatalf("origin %d product %d: demand %v var %v, shifted by hand %v var %v", o, k, have, hv, want, wv)
+					}
+					if g.Censored[o][k] {
+						demands++
+					}
+				}
+			}
+			if demands == 0 {
+				t.Fatal("no censored cell")
 			}
 		})
 	}

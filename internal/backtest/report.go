@@ -55,9 +55,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	nc := &r.Nowcast
-	if nc.Model.N > 0 {
-		fmt.Fprintf(&b, "\nnowcast (h=0) of %d censored cells: filtered estimate bias %s RMSE %s; observed value bias %s RMSE %s\n",
-			nc.Model.N, fmtNum(nc.Model.Bias()), fmtNum(nc.Model.RMSE()), fmtNum(nc.Observed.Bias()), fmtNum(nc.Observed.RMSE()))
+	if nc.Latent.N > 0 {
+		fmt.Fprintf(&b, "\nnowcast (h=0) of %d censored cells:\n%-16s %9s %9s %9s %9s\n", nc.Latent.N, "method", "bias", "RMSE", "CRPS", "90% cov.")
+		for _, x := range r.nowcastRows() {
+			fmt.Fprintf(&b, "%-16s %9s %9s %9s %9s\n", x.name, fmtNum(x.s.Bias()), fmtNum(x.s.RMSE()), fmtNum(x.s.CRPS()), fmtNum(x.s.Coverage()))
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -86,7 +88,8 @@ func fmtNum(v float64) string {
 // WriteCSV writes one row per method, subset and horizon:
 // method,subset,horizon,n,rmse,mae,crps,bias,coverage (coverage empty for
 // point forecasts); the nowcast rows have horizon 0 and methods
-// "dcgpd" and "observed".
+// "dcgpd" (the realised demand), "dcgpd-latent" (the latent mean) and
+// "observed".
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	f := func(v float64) string {
@@ -110,14 +113,32 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			return err
 		}
 	}
-	if r.Nowcast.Model.N > 0 {
-		if err := cw.Write(row(ModelName, Censored, 0, &r.Nowcast.Model)); err != nil {
-			return err
-		}
-		if err := cw.Write(row("observed", Censored, 0, &r.Nowcast.Observed)); err != nil {
+	for _, x := range r.nowcastRows() {
+		if err := cw.Write(row(x.name, Censored, 0, x.s)); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// nowcastRow is one method's nowcast of the censored cells.
+type nowcastRow struct {
+	name string
+	s    *Score
+}
+
+// nowcastRows are the nowcast's scored rows: the realised demand (named
+// ModelName, absent for a model without it), the latent mean and the
+// observed value.
+func (r *Report) nowcastRows() []nowcastRow {
+	nc := &r.Nowcast
+	var out []nowcastRow
+	if nc.Model.N > 0 {
+		out = append(out, nowcastRow{ModelName, &nc.Model})
+	}
+	if nc.Latent.N > 0 {
+		out = append(out, nowcastRow{LatentName, &nc.Latent}, nowcastRow{"observed", &nc.Observed})
+	}
+	return out
 }

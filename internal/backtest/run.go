@@ -22,6 +22,10 @@ type Forecasts struct {
 	H       int
 	Mean    [][][]float64
 	PredVar [][][]float64
+	// Demand and DemandVar are the realised demand the runner published
+	// with each origin's own estimate (stream.Estimate.Demand),
+	// Demand[o][k]; NaN where it published none.
+	Demand, DemandVar [][]float64
 	// Messages are the filtered messages as published (JSON), one per
 	// origin, when Options.Keep is set.
 	Messages [][]byte
@@ -55,6 +59,7 @@ func Run(ctx context.Context, g *Grid, m stream.ModelConfig, opts RunOptions) (*
 	for h := range f.Mean {
 		f.Mean[h], f.PredVar[h] = nanMatrix(max(0, n-opts.From), len(g.Products)), nanMatrix(max(0, n-opts.From), len(g.Products))
 	}
+	f.Demand, f.DemandVar = nanMatrix(max(0, n-opts.From), len(g.Products)), nanMatrix(max(0, n-opts.From), len(g.Products))
 	if opts.Keep {
 		f.Messages = make([][]byte, max(0, n-opts.From))
 	}
@@ -157,7 +162,8 @@ func (s *collector) Publish(_, _ string, data []byte, done func(error)) {
 	}
 }
 
-// record files origin o's estimate (h = 0) and forecasts.
+// record files origin o's estimate (h = 0), its realised demand and the
+// forecasts.
 func (s *collector) record(o int, m *stream.LatentMessage) {
 	put := func(h int, es []stream.Estimate) {
 		if h < 0 || h > s.f.H || len(es) != len(s.g.Products) {
@@ -168,6 +174,13 @@ func (s *collector) record(o int, m *stream.LatentMessage) {
 		}
 	}
 	put(0, m.Estimates)
+	if len(m.Estimates) == len(s.g.Products) {
+		for k, e := range m.Estimates {
+			if e.Demand != nil && e.DemandVar != nil {
+				s.f.Demand[o][k], s.f.DemandVar[o][k] = *e.Demand, *e.DemandVar
+			}
+		}
+	}
 	for _, fc := range m.Forecasts {
 		put(fc.Horizon, fc.Estimates)
 	}

@@ -85,10 +85,15 @@ type Row struct {
 	Score   Score
 }
 
-// Nowcast compares, on censored cells with a known truth, the filtered
-// estimate of the bin itself (h = 0) with the observed (censored) value.
+// Nowcast compares, on censored cells with a known truth, the model's
+// estimates of the bin itself (h = 0) with the observed (censored) value:
+// Model is the realised demand it publishes (the demand that occurred,
+// stream.Estimate.Demand, with its sd), Latent its filtered latent mean
+// (with the sd of pred_var). All three are scored on the same cells; a
+// model that publishes no realised demand (a count likelihood) has
+// Model.N = 0, and Latent and Observed are scored where the latent is.
 type Nowcast struct {
-	Model, Observed Score
+	Model, Latent, Observed Score
 }
 
 // Report is a backtest's result.
@@ -114,6 +119,10 @@ func (r *Report) Find(method, subset string, h int) *Row {
 
 // ModelName is the method name of the model's forecasts in a Report.
 const ModelName = "dcgpd"
+
+// LatentName is the method name of the nowcast by the latent mean (the
+// nowcast's ModelName row is the realised demand).
+const LatentName = "dcgpd-latent"
 
 // model turns the runner's forecasts into a forecaster.
 type model struct{ f *Forecasts }
@@ -187,17 +196,46 @@ func Evaluate(g *Grid, f *Forecasts, o ScoreOptions) (*Report, error) {
 				Row{Method: m.name(), Subset: Censored, Horizon: h, Score: scores[j][1]})
 		}
 	}
+	scoreNowcast(g, f, &rep.Nowcast)
+	return rep, nil
+}
+
+// scoreNowcast scores the nowcasts of the censored cells with a known
+// truth from f.From on (see Nowcast).
+func scoreNowcast(g *Grid, f *Forecasts, nc *Nowcast) {
+	realised := f.hasDemand()
 	for t := f.From; t < g.Len(); t++ {
 		for k := range g.Products {
 			y := g.Truth[t][k]
 			if !g.Censored[t][k] || math.IsNaN(y) {
 				continue
 			}
-			if m, sd := (model{f}).predict(t, 0, k); !math.IsNaN(m) {
-				rep.Nowcast.Model.add(m, sd, y)
-				rep.Nowcast.Observed.add(g.Y[t][k], 0, y)
+			m, sd := (model{f}).predict(t, 0, k)
+			if math.IsNaN(m) {
+				continue
+			}
+			if realised {
+				d := f.Demand[t-f.From][k]
+				if math.IsNaN(d) {
+					continue
+				}
+				nc.Model.add(d, math.Sqrt(math.Max(f.DemandVar[t-f.From][k], 0)), y)
+			}
+			nc.Latent.add(m, sd, y)
+			nc.Observed.add(g.Y[t][k], 0, y)
+		}
+	}
+}
+
+// hasDemand reports whether the runner published a realised demand for
+// any cell.
+func (f *Forecasts) hasDemand() bool {
+	for _, row := range f.Demand {
+		for _, d := range row {
+			if !math.IsNaN(d) {
+				return true
 			}
 		}
 	}
-	return rep, nil
+	return false
 }
