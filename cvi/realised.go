@@ -125,16 +125,36 @@ func (t *Tobit) realised(o Obs, m, v float64) (float64, float64) {
 // s²(1 − λ(a)(λ(a) − a)) at a = (u − x)/s. Above the threshold (a > 0) the
 // mean is written u + s·(λ(a) − a), which does not cancel in the far tail
 // (λ(a) − a ≈ 1/a); the variance factor is clamped at 0 against
-// rounding where it is ≈ 1/a².
+// rounding where it is ≈ 1/a². λ comes from invMillsFast: the
+// diffusion's point loop calls this per point and censored product.
 func truncatedMoments(u, x, s float64) (mean, variance float64) {
 	a := (u - x) / s
-	_, lam, lmw := survival(a)
+	lam, lmw := invMillsFast(a)
 	if a > 0 {
 		mean = u + s*lmw
 	} else {
 		mean = x + s*lam
 	}
 	return mean, s * s * math.Max(1-lam*lmw, 0)
+}
+
+// invMillsFast returns λ(z) and λ(z) − z as survivalFast does (relative
+// error of λ below 1e-13), without its log(1 − Φ(z)), which the moments
+// do not need and which took half of their time.
+func invMillsFast(z float64) (lam, lamMinusZ float64) {
+	if !(z > -millsMax && z < millsMax) {
+		_, lam, lamMinusZ = survival(z)
+		return lam, lamMinusZ
+	}
+	if z >= 0 {
+		lam = 1 / mills(z)
+		return lam, lam - z
+	}
+	h := -0.5 * z * z
+	e := math.FMA(-0.5*z, z, -h)
+	phi := invSqrt2Pi * expNeg(h) * (1 + e)
+	lam = phi / (1 - phi*mills(-z))
+	return lam, lam - z
 }
 
 // RealisedDemand implements RealisedDemander for the diffusion

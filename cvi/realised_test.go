@@ -302,3 +302,52 @@ func TestRealisedDiffusionNoExcess(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRealisedDemand times the realised demand the runner adds to a
+// bin's own estimates, one op = one bin of 10 products with the diffusion
+// likelihood (64 points; a chain, every third product censored and its
+// neighbours near their supply, so the points go through the map):
+//
+//	go test -run '^$' -bench RealisedDemand -benchmem ./cvi/
+func BenchmarkRealisedDemand(b *testing.B) {
+	const np = 10
+	probs := make([]float64, np*np)
+	for k := 0; k+1 < np; k++ {
+		probs[k*np+k+1], probs[(k+1)*np+k] = 0.4, 0.4
+	}
+	tr, err := diffusion.NewTransitionDense(np, probs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := NewDiffusion(DiffusionOptions{Explicit: tr, Variance: 4.5, LevelNoise: true, NoiseSlope: 0.5, Sites: DiagonalSites})
+	if err != nil {
+		b.Fatal(err)
+	}
+	obs, mean, vars := make([]Obs, np), make([]float64, np), make([]float64, np)
+	for k := range obs {
+		obs[k] = Obs{Y: 6, Supply: 8, Level: 10}
+		if k%3 == 0 {
+			obs[k] = Obs{Y: 8, Supply: 8, Censored: true, Level: 10}
+		}
+		mean[k], vars[k] = 8, 4
+	}
+	dm, dv := make([]float64, np), make([]float64, np)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if err := RealisedDemand(d, obs, mean, vars, dm, dv); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestInvMillsFast: λ and λ − z against survival's, relative error below
+// 1e-12 on a grid over [−40, 40] that crosses the polynomial panels.
+func TestInvMillsFast(t *testing.T) {
+	for z := -40.0; z <= 40; z += 0.0137 {
+		_, lam, lmw := survival(z)
+		gl, glmw := invMillsFast(z)
+		if math.Abs(gl-lam) > 1e-12*lam || math.Abs(glmw-lmw) > 1e-12*math.Abs(lmw) {
+			t.Fatalf("z = %v: λ %v, λ−z %v; survival gives %v, %v", z, gl, glmw, lam, lmw)
+		}
+	}
+}
