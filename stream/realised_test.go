@@ -91,3 +91,36 @@ func TestRunnerPublishesRealisedDemand(t *testing.T) {
 		})
 	}
 }
+
+// TestRunnerOmitsRealisedDemandForCounts: a count likelihood has no
+// realised demand (cvi.ErrNoRealised): its estimates omit the fields and
+// are published all the same.
+func TestRunnerOmitsRealisedDemandForCounts(t *testing.T) {
+	c, m := restoreConfig(false)
+	m.Model.Likelihood, m.Model.NoiseVariance = "poisson", 0
+	c.Models = []ModelConfig{m}
+	sink := newMemSink()
+	r := newTestRunner(t, c, m, sink, nil)
+	for i, msg := range restoreFeed(30) {
+		r.handle(context.Background(), input{msg: msg, seq: uint64(i + 1), at: time.Unix(0, 0)})
+	}
+	estimates := 0
+	for id, data := range sink.byID {
+		var msg LatentMessage
+		if err := json.Unmarshal(data, &msg); err != nil {
+			t.Fatal(err)
+		}
+		if msg.Missing != "" {
+			t.Fatalf("%s: missing: %s", id, msg.Missing)
+		}
+		for _, e := range msg.Estimates {
+			if e.Demand != nil || e.DemandVar != nil {
+				t.Fatalf("%s %s: a count likelihood published a realised demand", id, e.Product)
+			}
+			estimates++
+		}
+	}
+	if estimates == 0 {
+		t.Fatal("no estimate published")
+	}
+}
