@@ -33,7 +33,10 @@ type OnlineOptions struct {
 	// likelihood's 64-point quasi-Monte Carlo rule puts its fixed point up
 	// to ~0.05 sd from the exact expectation's, and the re-smooth refines
 	// every bin later). The step is kept without another expectation. 0
-	// disables it.
+	// disables it. Above 64 independent products with diagonal sites,
+	// once at most 2% of them moved by MeanTol or more, the next steps
+	// move those alone and hold the others' sites (localised steps, see
+	// localFrac).
 	MeanTol float64
 }
 
