@@ -205,8 +205,8 @@ var localSteps = true
 // localFrac is the share of products still moving below which the
 // refinement's steps are localised. On BenchmarkOnlineBin/City2000 the
 // stations a step moves by 0.05 sd or more fall from about 1,950 after the
-// coarse first step to 300 and 25 after the next two: with 2% (40) the
-// steps from the fourth on are localised. Above a few per cent the moving
+// coarse first step to about 250 and 15 after the next two: with 2% (40)
+// the steps from the fourth on are mostly localised. Above a few per cent the moving
 // stations' terms and their neighbours' excess cover most of the city and
 // a localised step costs nearly a whole one.
 const localFrac = 0.02
