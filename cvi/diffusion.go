@@ -162,6 +162,9 @@ type Diffusion struct {
 	cp                                  *coupledPattern // expectCoupledSparse's pattern and curvature
 	cs                                  coupledScratch
 	opVals                              []float64 // the bin operator's entries, in T's order
+	// local, when set, restricts expectCoupledSparse to the terms these
+	// products reach (diffusion_meanfield_local.go); inC is its scratch.
+	local, inC []bool
 	// fixedDiffusion: ℓ and π are held, so their gradients are not needed.
 	fixedDiffusion bool
 }

@@ -174,6 +174,9 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	if mode == mfSparse && pruneCand {
 		d.pruneCand(mean, sd, rows)
 	}
+	if mode == mfSparse && d.local != nil {
+		d.restrictLocal()
+	}
 	// Without the exact curvature, whose Stein sums need each point's
 	// offset, the chain rule is linear in the points' ∂log p given their
 	// excess set, so it is summed per set and applied once per set.

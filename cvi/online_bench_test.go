@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/dcgpd/dcgpd/diffusion"
@@ -105,12 +106,13 @@ func BenchmarkOnlineBin(b *testing.B) {
 // cost should be linear in the number of products. Besides the wall clock
 // it reports the process's CPU time per bin and product (cpu-ns/product).
 func benchOnlineCity(b *testing.B) {
+	defer wholeStepsFromEnv()()
 	for _, np := range []int{500, 2000} {
 		b.Run(fmt.Sprintf("City%d", np), func(b *testing.B) {
 			on, bins := cityOnline(b, np, 7)
 			var res BinResult
 			fm, fv := make([]float64, np), make([]float64, np)
-			steps := 0
+			steps, local := 0, 0
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := processCPU()
@@ -123,9 +125,11 @@ func benchOnlineCity(b *testing.B) {
 					b.Fatal(err)
 				}
 				steps += res.Steps
+				local += on.localSteps
 			}
 			cpu := processCPU() - cpu0
 			b.ReportMetric(float64(steps)/float64(b.N), "cvi-steps/bin")
+			b.ReportMetric(float64(local)/float64(b.N), "local-steps/bin")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(np), "ns/product")
 			// CPU time (the process's, GC included) per bin and product: on a
 			// shared machine the wall clock also counts other jobs' turns.
@@ -141,6 +145,7 @@ func benchOnlineCity(b *testing.B) {
 // stations are then near their supply, which the point loop's shortcuts
 // use (docs/city-scale.md).
 func BenchmarkOnlineBinSupplied(b *testing.B) {
+	defer wholeStepsFromEnv()()
 	for _, np := range []int{500, 2000} {
 		b.Run(fmt.Sprintf("City%d", np), func(b *testing.B) {
 			on, bins := cityOnline(b, np, 7)
@@ -158,7 +163,7 @@ func BenchmarkOnlineBinSupplied(b *testing.B) {
 			}
 			var res BinResult
 			fm, fv := make([]float64, np), make([]float64, np)
-			steps := 0
+			steps, local := 0, 0
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := processCPU()
@@ -171,9 +176,11 @@ func BenchmarkOnlineBinSupplied(b *testing.B) {
 					b.Fatal(err)
 				}
 				steps += res.Steps
+				local += on.localSteps
 			}
 			cpu := processCPU() - cpu0
 			b.ReportMetric(float64(steps)/float64(b.N), "cvi-steps/bin")
+			b.ReportMetric(float64(local)/float64(b.N), "local-steps/bin")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(np), "ns/product")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(np), "cpu-ns/product")
 		})
@@ -224,4 +231,15 @@ func cityOnline(tb testing.TB, np int, seed uint64) (*Online, [][]Obs) {
 		}
 	}
 	return on, bins
+}
+
+// wholeStepsFromEnv turns the refinement's localised steps off when
+// DCGPD_WHOLE_STEPS=1 (to compare with every step on the whole bin) and
+// returns what restores them.
+func wholeStepsFromEnv() func() {
+	if os.Getenv("DCGPD_WHOLE_STEPS") != "1" {
+		return func() {}
+	}
+	localSteps = false
+	return func() { localSteps = true }
 }

@@ -43,7 +43,7 @@ func TestOnlineNewtonFixedPoint(t *testing.T) {
 			}
 			copy(on.mq, on.qm)
 			copy(on.vq, on.qv)
-			on.moveSite(obs, 0.5)
+			on.moveSite(obs, 0.5, false)
 			if err := on.refined(); err != nil {
 				t.Fatal(err)
 			}
