@@ -86,6 +86,7 @@ func TestSmoothedRevisionUsesJobLikelihood(t *testing.T) {
 				t.Fatal(err)
 			}
 			sink.r = r
+			r.store = nil // snapshots off: restoreConfig's directory is a placeholder
 			feed := relearnFeed(40, m.Origin)
 			obs := map[time.Time][]cvi.Obs{}
 			for _, msg := range feed {
