@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/cvi/spec"
 )
 
 // likSink records every output with the noise variance of the runner's
@@ -24,13 +25,13 @@ type likSink struct {
 }
 
 type likOut struct {
-	data  []byte
-	noise float64 // the runner's noise variance when it was published
+	data []byte
+	lik  cvi.Likelihood // the runner's when it was published
 }
 
 func (s *likSink) Publish(_, _ string, data []byte, done func(error)) {
 	s.mu.Lock()
-	s.outs = append(s.outs, likOut{data: append([]byte(nil), data...), noise: s.r.built.Lik.NoiseVariance()})
+	s.outs = append(s.outs, likOut{data: append([]byte(nil), data...), lik: s.r.built.Lik})
 	s.mu.Unlock()
 	done(nil)
 }
@@ -66,20 +67,29 @@ func relearnFeed(n int, origin time.Time) []*ObsMessage {
 
 // TestSmoothedRevisionUsesJobLikelihood: a re-smooth that re-learns
 // publishes its smoothed revision with its own likelihood, the one its
-// smoothing used: pred_var = var + the job's noise variance and the
-// realised demand under the job's likelihood (cvi.RealisedDemand on the
-// feed's observations), to 1e-12, though the runner's likelihood is still
-// the old one when they are published. Filtered bins and their forecasts
-// use the runner's likelihood of their bin (the old one before the swap,
-// the job's after it). The re-learned noise differs from the initial one
-// by more than 10%, so a revision published with the old one fails.
+// smoothing used: pred_var = var + the job's noise variance at the cell's
+// level and the realised demand under the job's likelihood
+// (cvi.RealisedDemand on the feed's observations), to 1e-12, though the
+// runner's likelihood is still the old one when they are published.
+// Filtered bins and their forecasts use the runner's likelihood of their
+// bin (the old one before the swap, the job's after it). The re-learned
+// noise differs from the runner's by more than 10% for most published
+// bins, so a revision published with the old one fails. Also with
+// level-dependent noise (σ² + c·level, both re-learned) over a prior mean.
 func TestSmoothedRevisionUsesJobLikelihood(t *testing.T) {
-	for _, likName := range []string{"tobit", "diffusion"} {
-		t.Run(likName, func(t *testing.T) {
+	for _, tc := range []struct {
+		lik        string
+		levelNoise bool
+	}{{"tobit", false}, {"diffusion", false}, {"tobit", true}, {"diffusion", true}} {
+		t.Run(fmt.Sprintf("%s,level_noise=%v", tc.lik, tc.levelNoise), func(t *testing.T) {
 			c, m := restoreConfig(true)
-			m.Model.Likelihood = likName
+			m.Model.Likelihood = tc.lik
 			m.Late = "drop"
 			c.Models = []ModelConfig{m}
+			if tc.levelNoise {
+				m.Model.LevelNoise = true
+				m = withMean(c, m)
+			}
 			sink := &likSink{}
 			r, err := NewRunner(c, m, sink, zerolog.Nop(), NewMetrics(nil))
 			if err != nil {
@@ -113,14 +123,14 @@ func TestSmoothedRevisionUsesJobLikelihood(t *testing.T) {
 					jobLik[r.revision] = r.built.Lik
 				}
 			}
-			checkLikOutputs(t, sink.outs, jobLik, obs, initial)
+			checkLikOutputs(t, r.built.Boundary(), sink.outs, jobLik, obs, initial)
 		})
 	}
 }
 
 // checkLikOutputs asserts each output's pred_var and demand against the
 // likelihood it must use (see TestSmoothedRevisionUsesJobLikelihood).
-func checkLikOutputs(t *testing.T, outs []likOut, jobLik map[int]cvi.Likelihood, obs map[time.Time][]cvi.Obs, initial float64) {
+func checkLikOutputs(t *testing.T, cells spec.Boundary, outs []likOut, jobLik map[int]cvi.Likelihood, obs map[time.Time][]cvi.Obs, initial float64) {
 	t.Helper()
 	close := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b)) }
 	moved, smoothed, demands, filtered := 0, 0, 0, 0
@@ -134,17 +144,9 @@ func checkLikOutputs(t *testing.T, outs []likOut, jobLik map[int]cvi.Likelihood,
 		}
 		if msg.Kind != KindSmoothed {
 			// The online path: the runner's likelihood of the moment.
-			for _, e := range msg.Estimates {
-				if !close(e.PredVar-e.Var, o.noise) {
-					t.Fatalf("filtered %s %s: pred_var-var %v, the runner's noise %v", msg.BinStart, e.Product, e.PredVar-e.Var, o.noise)
-				}
-			}
+			checkPredVar(t, cells, "filtered", msg.BinStart, msg.Estimates, o.lik)
 			for _, f := range msg.Forecasts {
-				for _, e := range f.Estimates {
-					if !close(e.PredVar-e.Var, o.noise) {
-						t.Fatalf("forecast h=%d of %s %s: pred_var-var %v, the runner's noise %v", f.Horizon, msg.BinStart, e.Product, e.PredVar-e.Var, o.noise)
-					}
-				}
+				checkPredVar(t, cells, fmt.Sprintf("forecast h=%d of %s", f.Horizon, msg.BinStart), f.BinStart, f.Estimates, o.lik)
 			}
 			filtered++
 			continue
@@ -153,29 +155,31 @@ func checkLikOutputs(t *testing.T, outs []likOut, jobLik map[int]cvi.Likelihood,
 		if lik == nil {
 			t.Fatalf("smoothed revision %d of %s was never swapped in", msg.Revision, msg.BinStart)
 		}
-		noise := lik.NoiseVariance()
-		if math.Abs(noise-o.noise) > 0.1*o.noise {
+		if now := o.lik.NoiseVariance(); math.Abs(lik.NoiseVariance()-now) > 0.1*now {
 			moved++
 		}
-		row := obs[msg.BinStart.UTC()]
+		where := fmt.Sprintf("smoothed revision %d", msg.Revision)
+		checkPredVar(t, cells, where, msg.BinStart, msg.Estimates, lik)
+		// The realised demand from the feed's observations, independently
+		// of the runner: the prior mean taken off and added back.
+		tm := ModelTime(msg.BinStart.Unix())
+		row := append([]cvi.Obs(nil), obs[msg.BinStart.UTC()]...)
+		cells.Prepare(tm, row)
 		mean, vars := make([]float64, len(msg.Estimates)), make([]float64, len(msg.Estimates))
 		for k, e := range msg.Estimates {
-			mean[k], vars[k] = e.Mean, e.Var
+			mean[k], vars[k] = e.Mean-cells.MeanAt(tm, k), e.Var
 		}
 		dm, dv := make([]float64, len(mean)), make([]float64, len(mean))
 		if err := cvi.RealisedDemand(lik, row, mean, vars, dm, dv); err != nil {
 			t.Fatal(err)
 		}
 		for k, e := range msg.Estimates {
-			where := fmt.Sprintf("revision %d %s %s", msg.Revision, msg.BinStart, e.Product)
-			if !close(e.PredVar-e.Var, noise) {
-				t.Fatalf("%s: pred_var-var %v, the job's noise %v (the runner's then %v)", where, e.PredVar-e.Var, noise, o.noise)
-			}
 			if e.Demand == nil || e.DemandVar == nil {
-				t.Fatalf("%s: no realised demand", where)
+				t.Fatalf("%s %s %s: no realised demand", where, msg.BinStart, e.Product)
 			}
-			if !close(*e.Demand, dm[k]) || !close(*e.DemandVar, dv[k]) {
-				t.Fatalf("%s: demand %v var %v, under the job's likelihood %v var %v", where, *e.Demand, *e.DemandVar, dm[k], dv[k])
+			want := dm[k] + cells.MeanAt(tm, k)
+			if !close(*e.Demand, want) || !close(*e.DemandVar, dv[k]) {
+				t.Fatalf("%s %s %s: demand %v var %v, under the job's likelihood %v var %v", where, msg.BinStart, e.Product, *e.Demand, *e.DemandVar, want, dv[k])
 			}
 			demands++
 		}
@@ -185,6 +189,19 @@ func checkLikOutputs(t *testing.T, outs []likOut, jobLik map[int]cvi.Likelihood,
 		initial, noises(jobLik), filtered, smoothed, moved, demands)
 	if moved == 0 || filtered == 0 {
 		t.Fatalf("no smoothed revision published while the runner's likelihood differed from the job's: the test would not tell them apart")
+	}
+}
+
+// checkPredVar asserts pred_var = var + lik's noise variance at each
+// cell's level, to 1e-12.
+func checkPredVar(t *testing.T, cells spec.Boundary, what string, bin time.Time, es []Estimate, lik cvi.Likelihood) {
+	t.Helper()
+	tm := ModelTime(bin.Unix())
+	for k, e := range es {
+		want := cvi.NoiseVarianceAt(lik, cells.LevelAt(tm, k))
+		if got := e.PredVar - e.Var; math.Abs(got-want) > 1e-12*math.Max(1, want) {
+			t.Fatalf("%s %s %s: pred_var-var %v, want the noise %v (level %v)", what, bin, e.Product, got, want, cells.LevelAt(tm, k))
+		}
 	}
 }
 
