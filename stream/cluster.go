@@ -395,14 +395,23 @@ type fence struct {
 // start deletes the previous owner's consumer, fences its outputs,
 // restores the model from its JetStream snapshot, claims the snapshot
 // pointer, binds this epoch's consumer after the state and starts the
-// runner.
+// runner. The steps that act on what a successor would own (consumers,
+// fence, snapshot pointer) run only while the lease holds: an instance
+// paused mid-takeover past its lease must not, on resuming, delete its
+// successor's consumer, fence it or claim its snapshot pointer.
 func (n *clusterNode) start(ctx context.Context, s *slot, m ModelConfig) error {
 	d := n.d
 	sink := newFencedSink(n.sink, s, d.cfg.NATS.Prefix+".fence."+m.Name)
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	if !s.valid() {
+		return errLeaseLost
+	}
 	if err := n.dropConsumers(sctx, m.Name); err != nil {
 		return fmt.Errorf("previous consumers: %w", err)
+	}
+	if !s.valid() {
+		return errLeaseLost
 	}
 	fb, _ := json.Marshal(fence{Instance: s.instance, Epoch: s.epoch})
 	ack, err := n.js.Publish(sctx, sink.fenceSubj, fb)
@@ -421,8 +430,14 @@ func (n *clusterNode) start(ctx context.Context, s *slot, m ModelConfig) error {
 	if err := r.Restore(sctx); err != nil {
 		return err
 	}
+	if !s.valid() {
+		return errLeaseLost
+	}
 	if err := d.jsStore.Claim(m.Name); err != nil {
 		return err
+	}
+	if !s.valid() {
+		return errLeaseLost
 	}
 	cons, err := n.bindOwned(sctx, r, s)
 	if err != nil {
