@@ -123,3 +123,34 @@ func TestDeleteOwnConsumer(t *testing.T) {
 	// Already gone: nothing to do, no error.
 	n.deleteOwnConsumer(&slot{model: "city", epoch: 15})
 }
+
+// TestStartAfterLeaseLost: an instance resumed past its lease in the
+// middle of a takeover stops there: its successor's consumer stays.
+func TestStartAfterLeaseLost(t *testing.T) {
+	emb, err := StartEmbedded("127.0.0.1:-1", t.TempDir(), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Shutdown()
+	js := jsFor(t, emb.ClientURL())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: obsStream, Subjects: []string{"dcgp.obs.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	succ := epochConsumer("city", 16)
+	if _, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: succ, FilterSubject: "dcgp.obs.city"}); err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig()
+	n := &clusterNode{js: js, d: &Daemon{cfg: c}, ttl: time.Second, log: zerolog.Nop()}
+	s := &slot{model: "city", epoch: 15, done: make(chan struct{})}
+	s.extend(time.Now().Add(-time.Hour), n.ttl) // the local deadline passed while it was stopped
+	if err := n.start(ctx, s, ModelConfig{Name: "city"}); !errors.Is(err, errLeaseLost) {
+		t.Fatalf("start with an expired lease: %v, want errLeaseLost", err)
+	}
+	if _, err := st.Consumer(ctx, succ); err != nil {
+		t.Fatalf("the successor's consumer: %v, want it kept", err)
+	}
+}
