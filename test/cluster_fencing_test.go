@@ -213,8 +213,10 @@ func TestClusterFencing(t *testing.T) {
 		// just before the stop is sent on SIGCONT: it is counted, and
 		// must be void. A consumer A was still creating when stopped
 		// lands after that deletion; A deletes it itself once it notices
-		// the loss, within two leases (docs/operations.md).
-		if cerr := consumerGone(js, strings.Trim(consumer, "."), noticed.Add(2*clusterLease+clusterLease/2)); cerr != nil {
+		// the loss, retrying for up to two leases (docs/deployment.md),
+		// the last of its models noticed up to two renewal timeouts
+		// (lease/4 each) after the first: a lease of slack.
+		if cerr := consumerGone(js, strings.Trim(consumer, "."), noticed.Add(3*clusterLease)); cerr != nil {
 			t.Errorf("%s: A's consumer %s after the takeover: %v", m, strings.Trim(consumer, "."), cerr)
 		}
 		if pubs > 0 {
