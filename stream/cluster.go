@@ -286,7 +286,8 @@ func (n *clusterNode) forget(s *slot) {
 
 // drop stops a model whose lease is lost: nothing more is published,
 // acknowledged or snapshotted (the gates close first), and its runner
-// stops in the background (n.mu held).
+// stops in the background (n.mu held). The epoch's consumer is deleted
+// in the background too (deleteOwnConsumer).
 func (n *clusterNode) drop(s *slot, why error) {
 	s.fenced()
 	if s.cons != nil {
@@ -298,6 +299,7 @@ func (n *clusterNode) drop(s *slot, why error) {
 	n.forget(s)
 	n.met.handovers.WithLabelValues("lost").Inc()
 	n.log.Error().AnErr("renewal", why).Str("model", s.model).Uint64("epoch", s.epoch).Msg("model lease lost: stopped working on it")
+	go n.deleteOwnConsumer(s)
 }
 
 // handOver starts a clean handover: stop pulling, let the runner
@@ -393,14 +395,23 @@ type fence struct {
 // start deletes the previous owner's consumer, fences its outputs,
 // restores the model from its JetStream snapshot, claims the snapshot
 // pointer, binds this epoch's consumer after the state and starts the
-// runner.
+// runner. The steps that act on what a successor would own (consumers,
+// fence, snapshot pointer) run only while the lease holds: an instance
+// paused mid-takeover past its lease must not, on resuming, delete its
+// successor's consumer, fence it or claim its snapshot pointer.
 func (n *clusterNode) start(ctx context.Context, s *slot, m ModelConfig) error {
 	d := n.d
 	sink := newFencedSink(n.sink, s, d.cfg.NATS.Prefix+".fence."+m.Name)
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	if !s.valid() {
+		return errLeaseLost
+	}
 	if err := n.dropConsumers(sctx, m.Name); err != nil {
 		return fmt.Errorf("previous consumers: %w", err)
+	}
+	if !s.valid() {
+		return errLeaseLost
 	}
 	fb, _ := json.Marshal(fence{Instance: s.instance, Epoch: s.epoch})
 	ack, err := n.js.Publish(sctx, sink.fenceSubj, fb)
@@ -419,8 +430,14 @@ func (n *clusterNode) start(ctx context.Context, s *slot, m ModelConfig) error {
 	if err := r.Restore(sctx); err != nil {
 		return err
 	}
+	if !s.valid() {
+		return errLeaseLost
+	}
 	if err := d.jsStore.Claim(m.Name); err != nil {
 		return err
+	}
+	if !s.valid() {
+		return errLeaseLost
 	}
 	cons, err := n.bindOwned(sctx, r, s)
 	if err != nil {
@@ -445,27 +462,6 @@ func (n *clusterNode) start(ctx context.Context, s *slot, m ModelConfig) error {
 	return err
 }
 
-// dropConsumers deletes every consumer of the model's input subject (a
-// previous owner's): its acknowledgements then land on no consumer. It
-// runs before the fence, so that whatever arrives after the fence from
-// the previous owner is refused or void.
-func (n *clusterNode) dropConsumers(ctx context.Context, model string) error {
-	subj := n.d.cfg.NATS.Prefix + ".obs." + model
-	st, err := n.js.Stream(ctx, obsStream)
-	if err != nil {
-		return err
-	}
-	lister := st.ListConsumers(ctx)
-	for info := range lister.Info() {
-		if info.Config.FilterSubject == subj {
-			if err := st.DeleteConsumer(ctx, info.Name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-				return err
-			}
-		}
-	}
-	return lister.Err()
-}
-
 // bindOwned creates this epoch's consumer for the model right after its
 // state.
 func (n *clusterNode) bindOwned(ctx context.Context, r *Runner, s *slot) (jetstream.Consumer, error) {
@@ -480,7 +476,7 @@ func (n *clusterNode) bindOwned(ctx context.Context, r *Runner, s *slot) (jetstr
 		return nil, fmt.Errorf("%w: it read input stream %s created at another time (the stream was replaced)", ErrSnapshotMismatch, obsStream)
 	}
 	r.stream = created
-	cfg := jetstream.ConsumerConfig{Durable: fmt.Sprintf("dcgpd_%s_e%d", r.Name(), s.epoch), FilterSubject: subj,
+	cfg := jetstream.ConsumerConfig{Durable: epochConsumer(r.Name(), s.epoch), FilterSubject: subj,
 		AckPolicy: jetstream.AckAllPolicy, AckWait: c.AckWait.Duration, MaxAckPending: c.MaxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy, MaxDeliver: -1, InactiveThreshold: 10 * n.ttl}
 	if after := r.Applied(); after > 0 {

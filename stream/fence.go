@@ -3,7 +3,9 @@ package stream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -174,3 +176,96 @@ func (g gatedStore) Write(name string, data []byte) error {
 }
 
 var _ snapshot.Store = gatedStore{}
+
+// epochConsumer names an owner's input consumer for one epoch: no other
+// owner of the model ever uses the name.
+func epochConsumer(model string, epoch uint64) string {
+	return "dcgpd_" + model + "_e" + strconv.FormatUint(epoch, 10)
+}
+
+// isModelConsumer reports whether a consumer name is one of the model's:
+// an epoch's (dcgpd_<model>_e<epoch>) or a single instance's
+// (dcgpd_<model>).
+func isModelConsumer(name, model string) bool {
+	rest, ok := strings.CutPrefix(name, "dcgpd_"+model)
+	if !ok {
+		return false
+	}
+	if rest == "" {
+		return true
+	}
+	digits, ok := strings.CutPrefix(rest, "_e")
+	if !ok || digits == "" {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// dropConsumers deletes the model's consumers (a previous owner's): its
+// acknowledgements then land on no consumer. It runs before the fence,
+// so that whatever arrives after the fence from the previous owner is
+// refused or void.
+//
+// It lists consumer names, which the meta leader answers from its
+// assignments, not consumer infos: in a cluster the server gathers those
+// from each consumer's leader and, after 4 s, leaves out any that has not
+// answered (nats-server jsClusteredConsumerListRequest reports them as
+// "missing", which the client drops), so a busy cluster could hide the
+// previous owner's consumer from a listing by info. The names are
+// collected before any is deleted: the listing pages by offset.
+func (n *clusterNode) dropConsumers(ctx context.Context, model string) error {
+	st, err := n.js.Stream(ctx, obsStream)
+	if err != nil {
+		return err
+	}
+	lister := st.ConsumerNames(ctx)
+	var names []string
+	for name := range lister.Name() {
+		if isModelConsumer(name, model) {
+			names = append(names, name)
+		}
+	}
+	if err := lister.Err(); err != nil {
+		return fmt.Errorf("listing consumers: %w", err)
+	}
+	for _, name := range names {
+		if err := st.DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return fmt.Errorf("deleting consumer %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// deleteOwnConsumer deletes a lost epoch's consumer, retrying for up to
+// two leases. The successor deleted the model's consumers before its
+// fence, but one this owner was still creating then (stopped between its
+// fence and binding its consumer, say) lands after that deletion and
+// would otherwise stay until the server's inactive threshold (ten
+// leases). The gates are closed already: nothing of this epoch is
+// acknowledged on it.
+func (n *clusterNode) deleteOwnConsumer(s *slot) {
+	name := epochConsumer(s.model, s.epoch)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*n.ttl)
+	defer cancel()
+	for {
+		actx, acancel := context.WithTimeout(ctx, n.ttl/2)
+		err := n.js.DeleteConsumer(actx, obsStream, name)
+		acancel()
+		if err == nil || errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return
+		}
+		if ctx.Err() != nil || errors.Is(err, nats.ErrConnectionClosed) {
+			n.log.Warn().Err(err).Str("consumer", name).Msg("a lost epoch's consumer not deleted; the server removes it after ten idle leases")
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

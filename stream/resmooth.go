@@ -133,7 +133,9 @@ func (r *Runner) launchJob(ctx context.Context, pj *pendingJob) {
 
 // finishJob takes a finished re-smooth: its smoothed revisions are
 // published now (they depend only on its inputs); its state waits for
-// its bin.
+// its bin. They are the job's own: its smoothed moments with its
+// likelihood (res.lik, re-learned or not) for pred_var and the realised
+// demand, though the runner's own stays in use until the swap.
 func (r *Runner) finishJob(res *resmoothResult) {
 	pj := r.job
 	if pj == nil || pj.job != res.job {
@@ -148,7 +150,7 @@ func (r *Runner) finishJob(res *resmoothResult) {
 	for i, jb := range res.job.bins {
 		msg := LatentMessage{Schema: SchemaVersion, Model: r.cfg.Name, Kind: KindSmoothed, Revision: pj.revision,
 			BinStart: jb.Start.UTC(), BinEnd: jb.Start.Add(r.cfg.Bin.Duration).UTC(),
-			Estimates: r.estimates(jb.T, res.mean[i], res.vars[i], jb.Obs)}
+			Estimates: r.estimates(res.lik, jb.T, res.mean[i], res.vars[i], jb.Obs)}
 		r.publish(msg.MsgID(), marshalLatent(&msg), nil)
 	}
 	r.log.Debug().Int("bins", len(res.job.bins)).Int("revision", pj.revision).Int("cvi_steps", res.steps).Dur("took", res.duration).Msg("re-smoothed")

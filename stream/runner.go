@@ -365,7 +365,7 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 		if cb.Observed > 0 && !r.res.Converged {
 			r.met.unconverged.Inc()
 		}
-		msg.Estimates = r.estimates(t, r.res.Mean, r.res.Var, cb.Obs)
+		msg.Estimates = r.estimates(r.built.Lik, t, r.res.Mean, r.res.Var, cb.Obs)
 		msg.Forecasts = r.forecasts(cb.Start)
 		wb.Nat1 = append([]float64(nil), r.res.Nat1...)
 		wb.Nat2 = append([]float64(nil), r.res.Nat2...)
@@ -477,13 +477,16 @@ func (r *Runner) subject() string { return r.prefix + ".latent." + r.cfg.Name }
 
 // estimates turns per-product moments of the latent f − m at model time t
 // into published estimates of f: the prior mean m added back, pred_var
-// with the noise at the cell's level. With the bin's observations (as
-// received; nil for a forecast) they also carry the realised demand.
-func (r *Runner) estimates(t float64, mean, vars []float64, obs []cvi.Obs) []Estimate {
+// with lik's noise at the cell's level. With the bin's observations (as
+// received; nil for a forecast) they also carry the realised demand under
+// lik. lik is the likelihood the moments were computed with: r.built.Lik
+// for the online path, the re-smooth's own for its smoothed revisions (a
+// re-learn moves it before the swap installs it).
+func (r *Runner) estimates(lik cvi.Likelihood, t float64, mean, vars []float64, obs []cvi.Obs) []Estimate {
 	cells := r.built.Boundary()
 	out := make([]Estimate, len(mean))
 	for k, name := range r.prods.Names {
-		noise := cvi.NoiseVarianceAt(r.built.Lik, cells.LevelAt(t, k))
+		noise := cvi.NoiseVarianceAt(lik, cells.LevelAt(t, k))
 		out[k] = NewEstimate(name, mean[k]+cells.MeanAt(t, k), vars[k], noise)
 		if obs != nil {
 			out[k].Observed = !math.IsNaN(obs[k].Y)
@@ -491,25 +494,25 @@ func (r *Runner) estimates(t float64, mean, vars []float64, obs []cvi.Obs) []Est
 		}
 	}
 	if obs != nil {
-		r.realisedDemand(t, mean, vars, obs, out)
+		r.realisedDemand(lik, t, mean, vars, obs, out)
 	}
 	return out
 }
 
-// realisedDemand sets the estimates' demand and demand_var: the
-// likelihood's realised demand (cvi.RealisedDemand) on the observations
+// realisedDemand sets the estimates' demand and demand_var: lik's
+// realised demand (cvi.RealisedDemand) on the observations
 // as the likelihood sees them (less the prior mean, with their levels),
 // the prior mean added back. A likelihood without it (the count ones), or
 // a cell whose value is not finite, leaves the fields out: a NaN would
 // make the whole message missing.
-func (r *Runner) realisedDemand(t float64, mean, vars []float64, obs []cvi.Obs, out []Estimate) {
+func (r *Runner) realisedDemand(lik cvi.Likelihood, t float64, mean, vars []float64, obs []cvi.Obs, out []Estimate) {
 	n := len(out)
 	shifted := append([]cvi.Obs(nil), obs...)
 	cells := r.built.Boundary()
 	cells.Prepare(t, shifted)
 	buf := make([]float64, 2*n)
 	dm, dv := buf[:n], buf[n:]
-	if err := cvi.RealisedDemand(r.built.Lik, shifted, mean, vars, dm, dv); err != nil {
+	if err := cvi.RealisedDemand(lik, shifted, mean, vars, dm, dv); err != nil {
 		if !errors.Is(err, cvi.ErrNoRealised) {
 			r.log.Debug().Err(err).Msg("realised demand not published")
 		}
@@ -535,7 +538,7 @@ func (r *Runner) forecasts(start time.Time) []Forecast {
 	out := make([]Forecast, 0, h)
 	err := r.on.ForecastSteps(w.Hours(), h, r.fm, r.fv, r.fc, func(i int) {
 		bs := start.Add(time.Duration(i) * w)
-		out = append(out, Forecast{Horizon: i, BinStart: bs.UTC(), BinEnd: bs.Add(w).UTC(), Estimates: r.estimates(ModelTime(bs.Unix()), r.fm, r.fv, nil)})
+		out = append(out, Forecast{Horizon: i, BinStart: bs.UTC(), BinEnd: bs.Add(w).UTC(), Estimates: r.estimates(r.built.Lik, ModelTime(bs.Unix()), r.fm, r.fv, nil)})
 	})
 	if err != nil {
 		r.log.Warn().Err(err).Msg("forecast failed")

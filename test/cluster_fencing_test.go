@@ -176,6 +176,7 @@ func TestClusterFencing(t *testing.T) {
 	if _, err := a.waitLog("model lease lost: stopped working on it", 1, 2*clusterLease); err != nil {
 		t.Errorf("A did not notice the lost leases: %v", err)
 	}
+	noticed := time.Now()
 	time.Sleep(2 * clusterLease)
 
 	// The successor's takeover of each model: its first fence after the stop.
@@ -210,10 +211,13 @@ func TestClusterFencing(t *testing.T) {
 		// publishes its fence, so an acknowledgement arriving after the
 		// fence reaches no consumer. One written to A's socket buffer
 		// just before the stop is sent on SIGCONT: it is counted, and
-		// must be void.
-		_, cerr := js.Consumer(context.Background(), "DCGP_OBS", strings.Trim(consumer, "."))
-		if !errors.Is(cerr, jetstream.ErrConsumerNotFound) {
-			t.Errorf("%s: A's consumer %s still exists after the takeover (%v)", m, strings.Trim(consumer, "."), cerr)
+		// must be void. A consumer A was still creating when stopped
+		// lands after that deletion; A deletes it itself once it notices
+		// the loss, retrying for up to two leases (docs/deployment.md),
+		// the last of its models noticed up to two renewal timeouts
+		// (lease/4 each) after the first: a lease of slack.
+		if cerr := consumerGone(js, strings.Trim(consumer, "."), noticed.Add(3*clusterLease)); cerr != nil {
+			t.Errorf("%s: A's consumer %s after the takeover: %v", m, strings.Trim(consumer, "."), cerr)
 		}
 		if pubs > 0 {
 			t.Errorf("%s: after the successor's fence A's epoch %s published %d outputs", m, epoch, pubs)
@@ -248,5 +252,25 @@ func TestClusterFencing(t *testing.T) {
 	}
 	if ownOuts == 0 {
 		t.Errorf("no output of A's lost epochs was seen before the stop: the watch would miss them")
+	}
+}
+
+// consumerGone polls until the input stream's consumer name is not found,
+// nil then; past the deadline it says whether the consumer still exists
+// or what the last lookup returned.
+func consumerGone(js jetstream.JetStream, name string, deadline time.Time) error {
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := js.Consumer(ctx, "DCGP_OBS", name)
+		cancel()
+		switch {
+		case errors.Is(err, jetstream.ErrConsumerNotFound):
+			return nil
+		case time.Now().After(deadline) && err == nil:
+			return errors.New("it still exists")
+		case time.Now().After(deadline):
+			return fmt.Errorf("lookup failed: %w", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
