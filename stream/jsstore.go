@@ -38,9 +38,11 @@ const (
 // removed. It lives here, not in package snapshot, because snapshot stays
 // free of NATS.
 type JetStreamStore struct {
-	kv      jetstream.KeyValue
-	obj     jetstream.ObjectStore
-	timeout time.Duration
+	js        jetstream.JetStream
+	apiPrefix string // of js's API requests, for the pointer reads
+	kv        jetstream.KeyValue
+	obj       jetstream.ObjectStore
+	timeout   time.Duration
 
 	mu   sync.Mutex
 	seen map[string]seenPointer // per model
@@ -87,7 +89,8 @@ func NewJetStreamStore(ctx context.Context, js jetstream.JetStream, replicas int
 			}
 		}
 	}
-	return &JetStreamStore{kv: kv, obj: obj, timeout: 30 * time.Second, seen: map[string]seenPointer{}}, nil
+	return &JetStreamStore{js: js, apiPrefix: apiPrefixOf(js), kv: kv, obj: obj, timeout: 30 * time.Second,
+		seen: map[string]seenPointer{}}, nil
 }
 
 // waitStreamLeader waits until the stream has an elected leader, at most
@@ -112,23 +115,6 @@ func waitStreamLeader(ctx context.Context, js jetstream.JetStream, name string, 
 	}
 }
 
-// pointer reads a model's pointer and its revision (0: none yet).
-func (s *JetStreamStore) pointer(ctx context.Context, name string) (jsPointer, uint64, error) {
-	var p jsPointer
-	e, err := s.kv.Get(ctx, name)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return p, 0, nil
-	}
-	if err != nil {
-		return p, 0, fmt.Errorf("snapshot pointer of %s: %w", name, err)
-	}
-	p, err = decodePointer(e.Value())
-	if err != nil {
-		return p, 0, fmt.Errorf("snapshot pointer of %s: %w", name, err)
-	}
-	return p, e.Revision(), nil
-}
-
 // decodePointer parses and checks a pointer value: each entry names an
 // object with a size and a 64-digit hex SHA-256.
 func decodePointer(b []byte) (jsPointer, error) {
@@ -149,6 +135,9 @@ func decodePointer(b []byte) (jsPointer, error) {
 
 // Read implements snapshot.Store. Reading the current generation also
 // records the pointer's revision: the next Write must find it unchanged.
+// The pointer comes from the bucket's stream leader and an object a
+// replica gives incomplete is read again (jsstore_read.go), so a read
+// right after a write on another server sees that write whole.
 func (s *JetStreamStore) Read(name string, g snapshot.Generation) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
@@ -168,18 +157,7 @@ func (s *JetStreamStore) Read(name string, g snapshot.Generation) ([]byte, error
 	if o == nil {
 		return nil, fmt.Errorf("%w: %s %s in %s", snapshot.ErrNotFound, name, g, snapPointerBucket)
 	}
-	b, err := s.obj.GetBytes(ctx, o.Name)
-	switch {
-	case errors.Is(err, jetstream.ErrObjectNotFound), errors.Is(err, jetstream.ErrDigestMismatch):
-		return nil, fmt.Errorf("%w: object %s: %v", snapshot.ErrCorrupt, o.Name, err)
-	case err != nil:
-		return nil, fmt.Errorf("snapshot object %s: %w", o.Name, err)
-	}
-	if sum := sha256.Sum256(b); len(b) != o.Size || hex.EncodeToString(sum[:]) != o.SHA256 {
-		return nil, fmt.Errorf("%w: object %s holds %d bytes of SHA-256 %x, the pointer says %d bytes of %s",
-			snapshot.ErrCorrupt, o.Name, len(b), sum, o.Size, o.SHA256)
-	}
-	return b, nil
+	return s.readObject(ctx, name, g, o)
 }
 
 // Write implements snapshot.Store: put the bytes under a new name, then
