@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/dcgpd/dcgpd/snapshot"
@@ -181,8 +182,8 @@ func (s *JetStreamStore) Write(name string, data []byte) error {
 	obj := jsObject{Name: objectName(name), Size: len(data)}
 	sum := sha256.Sum256(data)
 	obj.SHA256 = hex.EncodeToString(sum[:])
-	if _, err := s.obj.PutBytes(ctx, obj.Name, data); err != nil {
-		return fmt.Errorf("snapshot object %s: %w", obj.Name, err)
+	if err := s.putObject(ctx, obj.Name, data); err != nil {
+		return err
 	}
 	dropped := p.Previous
 	np := jsPointer{Current: &obj, Previous: p.Current}
@@ -209,6 +210,34 @@ func (s *JetStreamStore) Write(name string, data []byte) error {
 	}
 	return nil
 }
+
+// putObject puts data under name. A put that no server answered is tried
+// again a few times: right after a replicated bucket is created, or its
+// stream leader changes, the servers may not yet know who answers it, and
+// nats.go's object put (unlike a plain publish) does not retry that. Such
+// a put has committed nothing: its chunks are purged and no metadata was
+// written, so the name is still unused.
+func (s *JetStreamStore) putObject(ctx context.Context, name string, data []byte) error {
+	wait := objectRetryFirst
+	for attempt := 1; ; attempt++ {
+		_, err := s.obj.PutBytes(ctx, name, data)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, nats.ErrNoResponders) || attempt == objectPutAttempts {
+			return fmt.Errorf("snapshot object %s (put %d of at most %d): %w", name, attempt, objectPutAttempts, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("snapshot object %s: %v, and no time left to put it again: %w", name, err, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, objectRetryMax)
+	}
+}
+
+// objectPutAttempts bounds the puts of one object that no server answered.
+const objectPutAttempts = 6
 
 // objectName is unique per write: the model, the time and 8 random bytes.
 func objectName(model string) string {

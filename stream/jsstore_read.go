@@ -146,8 +146,10 @@ func apiPrefixOf(js jetstream.JetStream) string {
 // readObject reads the object o that model's generation g names and checks
 // it against the pointer. An object missing or failing nats.go's digest
 // check is read again with backoff, since a replica still catching up
-// gives either; after objectReadAttempts reads the error wraps
-// snapshot.ErrCorrupt and the last error. Bytes that arrive whole but
+// gives either, and so is a read no server answered (as while a new
+// stream leader is announced). After objectReadAttempts reads the error
+// wraps the last one and, unless no server ever answered,
+// snapshot.ErrCorrupt. Bytes that arrive whole but
 // differ from the pointer's size or SHA-256 are corrupt at once: a replica
 // lagging cannot produce them, as object names are never reused.
 func (s *JetStreamStore) readObject(ctx context.Context, model string, g snapshot.Generation, o *jsObject) ([]byte, error) {
@@ -157,13 +159,18 @@ func (s *JetStreamStore) readObject(ctx context.Context, model string, g snapsho
 	var err error
 	for attempt := 1; ; attempt++ {
 		b, err = s.obj.GetBytes(ctx, o.Name)
-		transient := errors.Is(err, jetstream.ErrObjectNotFound) || errors.Is(err, jetstream.ErrDigestMismatch)
+		transient := errors.Is(err, jetstream.ErrObjectNotFound) || errors.Is(err, jetstream.ErrDigestMismatch) ||
+			errors.Is(err, nats.ErrNoResponders)
 		if !transient {
 			break
 		}
 		if attempt == objectReadAttempts {
-			return nil, fmt.Errorf("%w: snapshot %s %s, object %s: %d reads over %v all failed, the last with: %w",
-				snapshot.ErrCorrupt, model, g, o.Name, attempt, time.Since(start).Round(time.Millisecond), err)
+			err = fmt.Errorf("snapshot %s %s, object %s: %d reads over %v all failed, the last with: %w",
+				model, g, o.Name, attempt, time.Since(start).Round(time.Millisecond), err)
+			if errors.Is(err, nats.ErrNoResponders) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %w", snapshot.ErrCorrupt, err)
 		}
 		select {
 		case <-ctx.Done():

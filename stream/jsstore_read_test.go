@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
@@ -63,6 +64,8 @@ func TestJetStreamStoreReadRetries(t *testing.T) {
 		{"digest mismatch until the last read", jetstream.ErrDigestMismatch, objectReadAttempts - 1, objectReadAttempts, nil},
 		{"digest mismatch throughout", jetstream.ErrDigestMismatch, objectReadAttempts, objectReadAttempts, snapshot.ErrCorrupt},
 		{"bucket gone: not retried", jetstream.ErrBucketNotFound, 1, 1, jetstream.ErrBucketNotFound},
+		{"no responders once", nats.ErrNoResponders, 1, 2, nil},
+		{"no responders throughout: not corrupt", nats.ErrNoResponders, objectReadAttempts, objectReadAttempts, nats.ErrNoResponders},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -84,6 +87,9 @@ func TestJetStreamStoreReadRetries(t *testing.T) {
 			}
 			if !errors.Is(err, c.wantErr) || !errors.Is(err, c.err) || !strings.Contains(err.Error(), "snapshot m current") {
 				t.Fatalf("error %v: want %v wrapping %v and naming snapshot m current", err, c.wantErr, c.err)
+			}
+			if corrupt := errors.Is(err, snapshot.ErrCorrupt); corrupt != errors.Is(c.wantErr, snapshot.ErrCorrupt) {
+				t.Fatalf("error %v: corrupt %v, want %v", err, corrupt, !corrupt)
 			}
 		})
 	}
@@ -159,4 +165,62 @@ func FuzzDecodeMsgGetReply(f *testing.F) {
 			t.Fatalf("value %q without a revision", val)
 		}
 	})
+}
+
+// unansweredPuts answers the first fails puts with err, as a put no
+// server answered right after a bucket's creation does.
+type unansweredPuts struct {
+	jetstream.ObjectStore
+	err   error
+	fails int32
+	puts  atomic.Int32
+}
+
+func (u *unansweredPuts) PutBytes(ctx context.Context, name string, data []byte) (*jetstream.ObjectInfo, error) {
+	if u.puts.Add(1) <= u.fails {
+		return nil, u.err
+	}
+	return u.ObjectStore.PutBytes(ctx, name, data)
+}
+
+// TestJetStreamStoreWriteRetries: a put no server answered is tried
+// again, up to objectPutAttempts puts; other errors are not retried.
+func TestJetStreamStoreWriteRetries(t *testing.T) {
+	cases := []struct {
+		name     string
+		err      error
+		fails    int32
+		wantPuts int32
+		wantOK   bool
+	}{
+		{"no responders twice", nats.ErrNoResponders, 2, 3, true},
+		{"no responders throughout", nats.ErrNoResponders, objectPutAttempts, objectPutAttempts, false},
+		{"stream gone: not retried", jetstream.ErrStreamNotFound, 1, 1, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, _ := oneServerStore(t)
+			u := &unansweredPuts{ObjectStore: s.obj, err: c.err, fails: c.fails}
+			s.obj = u
+			err := s.Write("m", []byte("state"))
+			if n := u.puts.Load(); n != c.wantPuts {
+				t.Errorf("%d puts, want %d", n, c.wantPuts)
+			}
+			if !c.wantOK {
+				if !errors.Is(err, c.err) {
+					t.Fatalf("write: %v, want %v", err, c.err)
+				}
+				if _, err := s.Read("m", snapshot.Current); !errors.Is(err, snapshot.ErrNotFound) {
+					t.Fatalf("read after a failed first write: %v, want ErrNotFound", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.Read("m", snapshot.Current); err != nil || string(got) != "state" {
+				t.Fatalf("read %q, %v", got, err)
+			}
+		})
+	}
 }
