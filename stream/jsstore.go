@@ -68,15 +68,25 @@ type jsObject struct {
 }
 
 // NewJetStreamStore creates or binds the pointer bucket and object store
-// with the given replicas.
+// with the given replicas. While a cluster is still learning its peers it
+// refuses a replicated stream ("no suitable peers for placement"): the
+// creation is tried again until ctx ends.
 func NewJetStreamStore(ctx context.Context, js jetstream.JetStream, replicas int) (*JetStreamStore, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: snapPointerBucket, History: 1,
-		Replicas: replicas, Storage: jetstream.FileStorage, Description: "dcgpd snapshot pointer per model"})
+	var kv jetstream.KeyValue
+	err := untilPlaced(ctx, func() (err error) {
+		kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: snapPointerBucket, History: 1,
+			Replicas: replicas, Storage: jetstream.FileStorage, Description: "dcgpd snapshot pointer per model"})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", snapPointerBucket, err)
 	}
-	obj, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: snapObjectBucket,
-		Replicas: replicas, Storage: jetstream.FileStorage, Description: "dcgpd snapshots"})
+	var obj jetstream.ObjectStore
+	err = untilPlaced(ctx, func() (err error) {
+		obj, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: snapObjectBucket,
+			Replicas: replicas, Storage: jetstream.FileStorage, Description: "dcgpd snapshots"})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("object store %s: %w", snapObjectBucket, err)
 	}
@@ -92,6 +102,27 @@ func NewJetStreamStore(ctx context.Context, js jetstream.JetStream, replicas int
 	}
 	return &JetStreamStore{js: js, apiPrefix: apiPrefixOf(js), kv: kv, obj: obj, timeout: 30 * time.Second,
 		seen: map[string]seenPointer{}}, nil
+}
+
+// jsNoSuitablePeers is the JetStream API error code of a stream the
+// cluster cannot place on enough peers.
+const jsNoSuitablePeers = 10005
+
+// untilPlaced runs create until it returns anything but "no suitable
+// peers", or ctx ends (the error then wraps the last one and ctx's).
+func untilPlaced(ctx context.Context, create func() error) error {
+	for {
+		err := create()
+		var apiErr *jetstream.APIError
+		if !errors.As(err, &apiErr) || apiErr.ErrorCode != jsNoSuitablePeers {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (the cluster still had too few peers when %w)", err, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // waitStreamLeader waits until the stream has an elected leader, at most

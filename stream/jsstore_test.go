@@ -197,3 +197,41 @@ func FuzzDecodePointer(f *testing.F) {
 		}
 	})
 }
+
+// TestUntilPlaced: the bucket creation is tried again while the cluster
+// answers "no suitable peers" (as one still learning its peers does),
+// until the context ends; any other answer ends it at once.
+func TestUntilPlaced(t *testing.T) {
+	noPeers := &jetstream.APIError{Code: 400, ErrorCode: jsNoSuitablePeers, Description: "no suitable peers for placement"}
+	other := &jetstream.APIError{Code: 400, ErrorCode: 10074, Description: "replicas > 1 not supported in non-clustered mode"}
+	cases := []struct {
+		name      string
+		answers   []error // the last one repeats
+		wantCalls int
+		want      error
+	}{
+		{"placed after two refusals", []error{noPeers, noPeers, nil}, 3, nil},
+		{"other error at once", []error{other}, 1, other},
+		{"never placed", []error{noPeers}, -1, context.DeadlineExceeded},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			calls := 0
+			err := untilPlaced(ctx, func() error {
+				calls++
+				return c.answers[min(calls, len(c.answers))-1]
+			})
+			if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+				t.Fatalf("%v, want %v", err, c.want)
+			}
+			if c.wantCalls >= 0 && calls != c.wantCalls {
+				t.Fatalf("%d calls, want %d", calls, c.wantCalls)
+			}
+			if c.wantCalls < 0 && (calls < 2 || !strings.Contains(err.Error(), "no suitable peers")) {
+				t.Fatalf("%d calls, %v: want several and the last refusal named", calls, err)
+			}
+		})
+	}
+}
