@@ -85,24 +85,24 @@ func TestJetStreamStoreSuiteR3(t *testing.T) {
 	c := natstest.Start(t, 3)
 	js := jsFor(t, c.URLs())
 	storetest.Run(t, jsHarness(func(t *testing.T) jetstream.JetStream {
-		// The cases share the cluster; the suite writes the same names,
-		// so each case gets fresh buckets.
-		ctx := context.Background()
-		_ = js.DeleteKeyValue(ctx, snapPointerBucket)
-		_ = js.DeleteObjectStore(ctx, snapObjectBucket)
-		// On three replicas a deleted stream can still answer for a
-		// moment; a case must not see the previous one's entries.
+		// The cases share the cluster and the suite writes the same
+		// names, so each case starts from empty buckets: purged, not
+		// deleted, as deleting and at once recreating an R3 stream of
+		// the same name can leave it without a leader for seconds. A
+		// purge is applied by the stream leader before it answers, and
+		// the store reads its pointers from that leader.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		for _, name := range []string{"KV_" + snapPointerBucket, "OBJ_" + snapObjectBucket} {
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				_, err := js.Stream(ctx, name)
-				if errors.Is(err, jetstream.ErrStreamNotFound) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("stream %s still there 10 s after its deletion: %v", name, err)
-				}
-				time.Sleep(20 * time.Millisecond)
+			st, err := js.Stream(ctx, name)
+			if errors.Is(err, jetstream.ErrStreamNotFound) {
+				continue // the first case creates it
+			}
+			if err == nil {
+				err = st.Purge(ctx)
+			}
+			if err != nil {
+				t.Fatalf("emptying stream %s for the next case: %v", name, err)
 			}
 		}
 		return js
