@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -44,11 +45,16 @@ func jsHarness(newJS func(t *testing.T) jetstream.JetStream, replicas int) store
 			}
 			return s
 		},
-		// Damage rewrites the object's bytes behind the pointer: the
-		// pointer's SHA-256 no longer matches.
+		// Damage swaps the generation's object for other bytes behind the
+		// pointer, whose size and SHA-256 then no longer match. The bytes
+		// go under a new name, as the store never reuses one: rewriting
+		// an object in place purges its chunks, and a reader that got the
+		// old metadata from a lagging replica would wait for them until
+		// its deadline.
 		Damage: func(t *testing.T, st snapshot.Store, name string, g snapshot.Generation) {
 			s := st.(*JetStreamStore)
-			p, _, err := s.pointer(context.Background(), name)
+			ctx := context.Background()
+			p, _, err := s.pointer(ctx, name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +62,12 @@ func jsHarness(newJS func(t *testing.T) jetstream.JetStream, replicas int) store
 			if g == snapshot.Previous {
 				o = p.Previous
 			}
-			if _, err := s.obj.PutBytes(context.Background(), o.Name, []byte("damaged")); err != nil {
+			o.Name = objectName(name)
+			if _, err := s.obj.PutBytes(ctx, o.Name, []byte("damaged")); err != nil {
+				t.Fatal(err)
+			}
+			val, _ := json.Marshal(p)
+			if _, err := s.kv.Put(ctx, name, val); err != nil {
 				t.Fatal(err)
 			}
 		},
