@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/dcgpd/dcgpd/snapshot"
@@ -38,9 +39,11 @@ const (
 // removed. It lives here, not in package snapshot, because snapshot stays
 // free of NATS.
 type JetStreamStore struct {
-	kv      jetstream.KeyValue
-	obj     jetstream.ObjectStore
-	timeout time.Duration
+	js        jetstream.JetStream
+	apiPrefix string // of js's API requests, for the pointer reads
+	kv        jetstream.KeyValue
+	obj       jetstream.ObjectStore
+	timeout   time.Duration
 
 	mu   sync.Mutex
 	seen map[string]seenPointer // per model
@@ -65,15 +68,25 @@ type jsObject struct {
 }
 
 // NewJetStreamStore creates or binds the pointer bucket and object store
-// with the given replicas.
+// with the given replicas. While a cluster is still learning its peers it
+// refuses a replicated stream ("no suitable peers for placement"): the
+// creation is tried again until ctx ends.
 func NewJetStreamStore(ctx context.Context, js jetstream.JetStream, replicas int) (*JetStreamStore, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: snapPointerBucket, History: 1,
-		Replicas: replicas, Storage: jetstream.FileStorage, Description: "dcgpd snapshot pointer per model"})
+	var kv jetstream.KeyValue
+	err := untilPlaced(ctx, func() (err error) {
+		kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: snapPointerBucket, History: 1,
+			Replicas: replicas, Storage: jetstream.FileStorage, Description: "dcgpd snapshot pointer per model"})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", snapPointerBucket, err)
 	}
-	obj, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: snapObjectBucket,
-		Replicas: replicas, Storage: jetstream.FileStorage, Description: "dcgpd snapshots"})
+	var obj jetstream.ObjectStore
+	err = untilPlaced(ctx, func() (err error) {
+		obj, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: snapObjectBucket,
+			Replicas: replicas, Storage: jetstream.FileStorage, Description: "dcgpd snapshots"})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("object store %s: %w", snapObjectBucket, err)
 	}
@@ -87,7 +100,29 @@ func NewJetStreamStore(ctx context.Context, js jetstream.JetStream, replicas int
 			}
 		}
 	}
-	return &JetStreamStore{kv: kv, obj: obj, timeout: 30 * time.Second, seen: map[string]seenPointer{}}, nil
+	return &JetStreamStore{js: js, apiPrefix: apiPrefixOf(js), kv: kv, obj: obj, timeout: 30 * time.Second,
+		seen: map[string]seenPointer{}}, nil
+}
+
+// jsNoSuitablePeers is the JetStream API error code of a stream the
+// cluster cannot place on enough peers.
+const jsNoSuitablePeers = 10005
+
+// untilPlaced runs create until it returns anything but "no suitable
+// peers", or ctx ends (the error then wraps the last one and ctx's).
+func untilPlaced(ctx context.Context, create func() error) error {
+	for {
+		err := create()
+		var apiErr *jetstream.APIError
+		if !errors.As(err, &apiErr) || apiErr.ErrorCode != jsNoSuitablePeers {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (the cluster still had too few peers when %w)", err, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // waitStreamLeader waits until the stream has an elected leader, at most
@@ -112,23 +147,6 @@ func waitStreamLeader(ctx context.Context, js jetstream.JetStream, name string, 
 	}
 }
 
-// pointer reads a model's pointer and its revision (0: none yet).
-func (s *JetStreamStore) pointer(ctx context.Context, name string) (jsPointer, uint64, error) {
-	var p jsPointer
-	e, err := s.kv.Get(ctx, name)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return p, 0, nil
-	}
-	if err != nil {
-		return p, 0, fmt.Errorf("snapshot pointer of %s: %w", name, err)
-	}
-	p, err = decodePointer(e.Value())
-	if err != nil {
-		return p, 0, fmt.Errorf("snapshot pointer of %s: %w", name, err)
-	}
-	return p, e.Revision(), nil
-}
-
 // decodePointer parses and checks a pointer value: each entry names an
 // object with a size and a 64-digit hex SHA-256.
 func decodePointer(b []byte) (jsPointer, error) {
@@ -149,6 +167,9 @@ func decodePointer(b []byte) (jsPointer, error) {
 
 // Read implements snapshot.Store. Reading the current generation also
 // records the pointer's revision: the next Write must find it unchanged.
+// The pointer comes from the bucket's stream leader and an object a
+// replica gives incomplete is read again (jsstore_read.go), so a read
+// right after a write on another server sees that write whole.
 func (s *JetStreamStore) Read(name string, g snapshot.Generation) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
@@ -168,18 +189,7 @@ func (s *JetStreamStore) Read(name string, g snapshot.Generation) ([]byte, error
 	if o == nil {
 		return nil, fmt.Errorf("%w: %s %s in %s", snapshot.ErrNotFound, name, g, snapPointerBucket)
 	}
-	b, err := s.obj.GetBytes(ctx, o.Name)
-	switch {
-	case errors.Is(err, jetstream.ErrObjectNotFound), errors.Is(err, jetstream.ErrDigestMismatch):
-		return nil, fmt.Errorf("%w: object %s: %v", snapshot.ErrCorrupt, o.Name, err)
-	case err != nil:
-		return nil, fmt.Errorf("snapshot object %s: %w", o.Name, err)
-	}
-	if sum := sha256.Sum256(b); len(b) != o.Size || hex.EncodeToString(sum[:]) != o.SHA256 {
-		return nil, fmt.Errorf("%w: object %s holds %d bytes of SHA-256 %x, the pointer says %d bytes of %s",
-			snapshot.ErrCorrupt, o.Name, len(b), sum, o.Size, o.SHA256)
-	}
-	return b, nil
+	return s.readObject(ctx, name, g, o)
 }
 
 // Write implements snapshot.Store: put the bytes under a new name, then
@@ -203,8 +213,8 @@ func (s *JetStreamStore) Write(name string, data []byte) error {
 	obj := jsObject{Name: objectName(name), Size: len(data)}
 	sum := sha256.Sum256(data)
 	obj.SHA256 = hex.EncodeToString(sum[:])
-	if _, err := s.obj.PutBytes(ctx, obj.Name, data); err != nil {
-		return fmt.Errorf("snapshot object %s: %w", obj.Name, err)
+	if err := s.putObject(ctx, obj.Name, data); err != nil {
+		return err
 	}
 	dropped := p.Previous
 	np := jsPointer{Current: &obj, Previous: p.Current}
@@ -231,6 +241,34 @@ func (s *JetStreamStore) Write(name string, data []byte) error {
 	}
 	return nil
 }
+
+// putObject puts data under name. A put that no server answered is tried
+// again a few times: right after a replicated bucket is created, or its
+// stream leader changes, the servers may not yet know who answers it, and
+// nats.go's object put (unlike a plain publish) does not retry that. Such
+// a put has committed nothing: its chunks are purged and no metadata was
+// written, so the name is still unused.
+func (s *JetStreamStore) putObject(ctx context.Context, name string, data []byte) error {
+	wait := objectRetryFirst
+	for attempt := 1; ; attempt++ {
+		_, err := s.obj.PutBytes(ctx, name, data)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, nats.ErrNoResponders) || attempt == objectPutAttempts {
+			return fmt.Errorf("snapshot object %s (put %d of at most %d): %w", name, attempt, objectPutAttempts, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("snapshot object %s: %v, and no time left to put it again: %w", name, err, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, objectRetryMax)
+	}
+}
+
+// objectPutAttempts bounds the puts of one object that no server answered.
+const objectPutAttempts = 6
 
 // objectName is unique per write: the model, the time and 8 random bytes.
 func objectName(model string) string {

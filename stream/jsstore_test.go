@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -44,11 +45,16 @@ func jsHarness(newJS func(t *testing.T) jetstream.JetStream, replicas int) store
 			}
 			return s
 		},
-		// Damage rewrites the object's bytes behind the pointer: the
-		// pointer's SHA-256 no longer matches.
+		// Damage swaps the generation's object for other bytes behind the
+		// pointer, whose size and SHA-256 then no longer match. The bytes
+		// go under a new name, as the store never reuses one: rewriting
+		// an object in place purges its chunks, and a reader that got the
+		// old metadata from a lagging replica would wait for them until
+		// its deadline.
 		Damage: func(t *testing.T, st snapshot.Store, name string, g snapshot.Generation) {
 			s := st.(*JetStreamStore)
-			p, _, err := s.pointer(context.Background(), name)
+			ctx := context.Background()
+			p, _, err := s.pointer(ctx, name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +62,12 @@ func jsHarness(newJS func(t *testing.T) jetstream.JetStream, replicas int) store
 			if g == snapshot.Previous {
 				o = p.Previous
 			}
-			if _, err := s.obj.PutBytes(context.Background(), o.Name, []byte("damaged")); err != nil {
+			o.Name = objectName(name)
+			if _, err := s.obj.PutBytes(ctx, o.Name, []byte("damaged")); err != nil {
+				t.Fatal(err)
+			}
+			val, _ := json.Marshal(p)
+			if _, err := s.kv.Put(ctx, name, val); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -85,24 +96,24 @@ func TestJetStreamStoreSuiteR3(t *testing.T) {
 	c := natstest.Start(t, 3)
 	js := jsFor(t, c.URLs())
 	storetest.Run(t, jsHarness(func(t *testing.T) jetstream.JetStream {
-		// The cases share the cluster; the suite writes the same names,
-		// so each case gets fresh buckets.
-		ctx := context.Background()
-		_ = js.DeleteKeyValue(ctx, snapPointerBucket)
-		_ = js.DeleteObjectStore(ctx, snapObjectBucket)
-		// On three replicas a deleted stream can still answer for a
-		// moment; a case must not see the previous one's entries.
+		// The cases share the cluster and the suite writes the same
+		// names, so each case starts from empty buckets: purged, not
+		// deleted, as deleting and at once recreating an R3 stream of
+		// the same name can leave it without a leader for seconds. A
+		// purge is applied by the stream leader before it answers, and
+		// the store reads its pointers from that leader.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		for _, name := range []string{"KV_" + snapPointerBucket, "OBJ_" + snapObjectBucket} {
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				_, err := js.Stream(ctx, name)
-				if errors.Is(err, jetstream.ErrStreamNotFound) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("stream %s still there 10 s after its deletion: %v", name, err)
-				}
-				time.Sleep(20 * time.Millisecond)
+			st, err := js.Stream(ctx, name)
+			if errors.Is(err, jetstream.ErrStreamNotFound) {
+				continue // the first case creates it
+			}
+			if err == nil {
+				err = st.Purge(ctx)
+			}
+			if err != nil {
+				t.Fatalf("emptying stream %s for the next case: %v", name, err)
 			}
 		}
 		return js
@@ -196,4 +207,42 @@ func FuzzDecodePointer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestUntilPlaced: the bucket creation is tried again while the cluster
+// answers "no suitable peers" (as one still learning its peers does),
+// until the context ends; any other answer ends it at once.
+func TestUntilPlaced(t *testing.T) {
+	noPeers := &jetstream.APIError{Code: 400, ErrorCode: jsNoSuitablePeers, Description: "no suitable peers for placement"}
+	other := &jetstream.APIError{Code: 400, ErrorCode: 10074, Description: "replicas > 1 not supported in non-clustered mode"}
+	cases := []struct {
+		name      string
+		answers   []error // the last one repeats
+		wantCalls int
+		want      error
+	}{
+		{"placed after two refusals", []error{noPeers, noPeers, nil}, 3, nil},
+		{"other error at once", []error{other}, 1, other},
+		{"never placed", []error{noPeers}, -1, context.DeadlineExceeded},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			calls := 0
+			err := untilPlaced(ctx, func() error {
+				calls++
+				return c.answers[min(calls, len(c.answers))-1]
+			})
+			if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+				t.Fatalf("%v, want %v", err, c.want)
+			}
+			if c.wantCalls >= 0 && calls != c.wantCalls {
+				t.Fatalf("%d calls, want %d", calls, c.wantCalls)
+			}
+			if c.wantCalls < 0 && (calls < 2 || !strings.Contains(err.Error(), "no suitable peers")) {
+				t.Fatalf("%d calls, %v: want several and the last refusal named", calls, err)
+			}
+		})
+	}
 }
