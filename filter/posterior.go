@@ -126,9 +126,9 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 	p.marginalOnly = false
 	p.Mean = linalg.Resize(p.Mean, n*np)
 	p.Var = linalg.Resize(p.Var, n*np)
-	p.obsWork.grow(m)
 	p.LogLik = 0
 	p.indep = m.indep && !s.Full
+	p.growObs(m)
 	if m.start != nil {
 		if err := m.start.check(p.indep, np, times); err != nil {
 			return err
@@ -145,6 +145,25 @@ func (p *Posterior) run(m *Model, times []float64, s *Sites, mode runMode) error
 		p.marginalOnly = true // as documented, whichever storage it kept
 	}
 	return err
+}
+
+// growObs sizes the observation scratch. Independent chains read only
+// each product's measurement row and one scalar site's whitening (as the
+// parallel workers' growScalar): the coupled update's whitening scratch,
+// N_p × N_p·d numbers twice over (864 MB at 2,000 products and d = 12),
+// is built only for the coupled chain.
+func (p *Posterior) growObs(m *Model) {
+	if !p.indep {
+		p.obsWork.grow(m)
+		return
+	}
+	p.rows = scalarRows(m, p.rows)
+	dmax := 0
+	for k := range p.rows {
+		dmax = max(dmax, len(p.rows[k].h))
+	}
+	p.h = p.rows[0].h
+	p.growScalar(dmax)
 }
 
 // runIndependent runs one chain per product (an Independent model with
