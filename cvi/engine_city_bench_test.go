@@ -23,6 +23,7 @@ import (
 //
 //	go test -run XXX -bench 'ResmoothCity/City2000' -benchtime 1x -benchmem ./cvi/
 func BenchmarkResmoothCity(b *testing.B) {
+	defer wholeStepsFromEnv()() // the warm start's online pass
 	for _, c := range []struct{ np, bins int }{{500, 48}, {2000, 168}} {
 		b.Run(fmt.Sprintf("City%d/bins=%d", c.np, c.bins), func(b *testing.B) {
 			on, bins := cityOnline(b, c.np, 9)
