@@ -110,30 +110,7 @@ func benchOnlineCity(b *testing.B) {
 	for _, np := range []int{500, 2000} {
 		b.Run(fmt.Sprintf("City%d", np), func(b *testing.B) {
 			on, bins := cityOnline(b, np, 7)
-			var res BinResult
-			fm, fv := make([]float64, np), make([]float64, np)
-			steps, local := 0, 0
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := processCPU()
-			for i := 0; i < b.N; i++ {
-				t := float64(i + 1)
-				if err := on.Step(t, bins[i%len(bins)], &res); err != nil {
-					b.Fatal(err)
-				}
-				if err := on.ForecastSteps(1, 6, fm, fv, nil, func(int) {}); err != nil {
-					b.Fatal(err)
-				}
-				steps += res.Steps
-				local += on.localSteps
-			}
-			cpu := processCPU() - cpu0
-			b.ReportMetric(float64(steps)/float64(b.N), "cvi-steps/bin")
-			b.ReportMetric(float64(local)/float64(b.N), "local-steps/bin")
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(np), "ns/product")
-			// CPU time (the process's, GC included) per bin and product: on a
-			// shared machine the wall clock also counts other jobs' turns.
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(np), "cpu-ns/product")
+			timeCityBins(b, on, bins, np)
 		})
 	}
 }
@@ -151,40 +128,55 @@ func BenchmarkOnlineBinSupplied(b *testing.B) {
 			on, bins := cityOnline(b, np, 7)
 			rng := rand.New(rand.NewPCG(9, 9))
 			for _, bin := range bins {
-				for k := range bin {
-					y := math.Max(0, 5+2*rng.NormFloat64())
-					o := Obs{Y: y, Supply: float64(8 + rng.IntN(23))}
-					if rng.IntN(20) == 0 {
-						o.Supply = math.Floor(y * 0.7)
-						o.Y, o.Censored = o.Supply, true
-					}
-					bin[k] = o
-				}
+				suppliedCityBin(rng, bin)
 			}
-			var res BinResult
-			fm, fv := make([]float64, np), make([]float64, np)
-			steps, local := 0, 0
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := processCPU()
-			for i := 0; i < b.N; i++ {
-				t := float64(i + 1)
-				if err := on.Step(t, bins[i%len(bins)], &res); err != nil {
-					b.Fatal(err)
-				}
-				if err := on.ForecastSteps(1, 6, fm, fv, nil, func(int) {}); err != nil {
-					b.Fatal(err)
-				}
-				steps += res.Steps
-				local += on.localSteps
-			}
-			cpu := processCPU() - cpu0
-			b.ReportMetric(float64(steps)/float64(b.N), "cvi-steps/bin")
-			b.ReportMetric(float64(local)/float64(b.N), "local-steps/bin")
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(np), "ns/product")
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(np), "cpu-ns/product")
+			timeCityBins(b, on, bins, np)
 		})
 	}
+}
+
+// suppliedCityBin fills bin with BenchmarkOnlineBinSupplied's
+// observations: demand around 5, a stock of 8 to 30, one hub in twenty
+// stocked out.
+func suppliedCityBin(rng *rand.Rand, bin []Obs) {
+	for k := range bin {
+		y := math.Max(0, 5+2*rng.NormFloat64())
+		o := Obs{Y: y, Supply: float64(8 + rng.IntN(23))}
+		if rng.IntN(20) == 0 {
+			o.Supply = math.Floor(y * 0.7)
+			o.Y, o.Censored = o.Supply, true
+		}
+		bin[k] = o
+	}
+}
+
+// timeCityBins times one bin per op (step and a 6-bin forecast) and
+// reports CVI steps, localised steps, wall and CPU time per product.
+func timeCityBins(b *testing.B, on *Online, bins [][]Obs, np int) {
+	var res BinResult
+	fm, fv := make([]float64, np), make([]float64, np)
+	steps, local := 0, 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := 0; i < b.N; i++ {
+		t := float64(i + 1)
+		if err := on.Step(t, bins[i%len(bins)], &res); err != nil {
+			b.Fatal(err)
+		}
+		if err := on.ForecastSteps(1, 6, fm, fv, nil, func(int) {}); err != nil {
+			b.Fatal(err)
+		}
+		steps += res.Steps
+		local += on.localSteps
+	}
+	cpu := processCPU() - cpu0
+	b.ReportMetric(float64(steps)/float64(b.N), "cvi-steps/bin")
+	b.ReportMetric(float64(local)/float64(b.N), "local-steps/bin")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(np), "ns/product")
+	// CPU time (the process's, GC included) per bin and product: on a
+	// shared machine the wall clock also counts other jobs' turns.
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(np), "cpu-ns/product")
 }
 
 // cityOnline returns the online inference of a city of np hubs on a

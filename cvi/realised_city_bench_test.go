@@ -2,7 +2,6 @@ package cvi
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -18,15 +17,7 @@ func BenchmarkRealisedDemandCity(b *testing.B) {
 			on, bins := cityOnline(b, np, 7)
 			rng := rand.New(rand.NewPCG(9, 9))
 			bin := bins[0]
-			for k := range bin {
-				y := math.Max(0, 5+2*rng.NormFloat64())
-				o := Obs{Y: y, Supply: float64(8 + rng.IntN(23))}
-				if rng.IntN(20) == 0 {
-					o.Supply = math.Floor(y * 0.7)
-					o.Y, o.Censored = o.Supply, true
-				}
-				bin[k] = o
-			}
+			suppliedCityBin(rng, bin)
 			var res BinResult
 			if err := on.Step(1, bin, &res); err != nil {
 				b.Fatal(err)
