@@ -45,6 +45,11 @@ type Online struct {
 	mu, pu []float64
 	cov    []float64    // MarginalVar's and ForecastVar's scratch (coupled chains)
 	fc     forecastRows // ForecastStepsVar's rows (scalar chains)
+	// split: the per-chain passes' second goroutine and the updates'
+	// per-chain results (online_split.go); args, a pass's arguments.
+	split   *chainSplit
+	args    chainArgs
+	splitOn bool
 }
 
 // NewOnline returns a filter at the prior of model m, before any bin, or,
@@ -127,6 +132,7 @@ func (o *Online) reset() {
 			}
 		}
 	}
+	o.splitOn = o.hj != nil && nc >= onlineSplitMin
 	o.lastDt = math.NaN()
 	o.started, o.t, o.logLik = false, 0, 0
 	if st := o.model.start; st != nil {
@@ -178,10 +184,7 @@ func (o *Online) transition(dt float64) {
 // into nm, nP.
 func (o *Online) propagate(dt float64) {
 	o.transition(dt)
-	for c := range o.kerns {
-		w := &o.work[c]
-		predictDense(o.nm[c], o.nP[c], o.m[c], o.P[c], &w.tb, w)
-	}
+	o.forEachChain(passAdvance)
 }
 
 // Time returns the time of the current bin; ok is false before the first.
@@ -227,16 +230,14 @@ func (o *Online) Update(nat1, nat2 []float64) (float64, error) {
 		return 0, err
 	}
 	var total float64
-	var siteDet, innovDet logProd
 	if o.scalar() {
-		for c := range o.m {
-			l, err := updateScalar(o.nm[c], o.nP[c], o.m[c], o.P[c], o.hj[c], o.hv[c], nat1[c], nat2[c], o.work[c].ut, &siteDet, &innovDet)
-			if err != nil {
-				return 0, fmt.Errorf("product %d: %w", c, err)
-			}
-			total += l
+		l, err := o.updateScalarChains(nat1, nat2)
+		if err != nil {
+			return 0, err
 		}
+		total = l
 	} else {
+		var siteDet, innovDet logProd
 		r, err := o.obs.whiten(o.model, nat1, nat2, o.full, &siteDet)
 		if err != nil {
 			return 0, err
@@ -245,11 +246,8 @@ func (o *Online) Update(nat1, nat2 []float64) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		total = l
-	}
-	total += siteDet.log() - innovDet.log()
-	for c := range o.m {
-		if !linalg.Finite(o.nm[c]) || !linalg.Finite(o.nP[c]) {
+		total = l + siteDet.log() - innovDet.log()
+		if !linalg.Finite(o.nm[0]) || !linalg.Finite(o.nP[0]) {
 			return 0, errNonFinite
 		}
 	}
@@ -400,10 +398,16 @@ func (o *Online) SaveTo(s *State) {
 	if len(s.Mean) != len(o.m) {
 		s.Mean, s.Cov = make([][]float64, len(o.m)), make([][]float64, len(o.m))
 	}
-	for c := range o.m {
-		s.Mean[c] = append(s.Mean[c][:0], o.m[c]...)
-		s.Cov[c] = append(s.Cov[c][:0], o.P[c]...)
+	if o.hj == nil {
+		for c := range o.m {
+			s.Mean[c] = append(s.Mean[c][:0], o.m[c]...)
+			s.Cov[c] = append(s.Cov[c][:0], o.P[c]...)
+		}
+		return
 	}
+	o.args = chainArgs{state: s}
+	o.forEachChain(passSave)
+	o.args = chainArgs{}
 }
 
 // Restore replaces the filter's state by s, which must come from a filter

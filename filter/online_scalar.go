@@ -42,9 +42,9 @@ func (o *Online) MarginalVar(mean, vars []float64) {
 func (o *Online) marginalVar(m, P [][]float64, mean, vars []float64) {
 	np := o.model.np
 	if o.hj != nil {
-		for c := range m {
-			mean[c], vars[c] = scalarMarginalSparse(m[c], P[c], o.hj[c], o.hv[c])
-		}
+		o.args = chainArgs{m: m, P: P, mean: mean, vars: vars}
+		o.forEachChain(passMarginal)
+		o.args = chainArgs{}
 		return
 	}
 	cov := o.covScratch()
@@ -114,7 +114,9 @@ func rowMoments(r, m, P []float64) (mu, v float64) {
 // propagates no state covariance: the marginal of f h steps ahead is
 // (H·Aʰ)·m and (H·Aʰ)·P·(H·Aʰ)ᵀ + Σ_{i<h} (H·Aⁱ)·Q·(H·Aⁱ)ᵀ, whose rows
 // H·Aⁱ and noise sums are computed once per distinct kernel, so a step
-// costs O(d²) per product.
+// costs O(d²) per product. Every horizon of a product is formed in one
+// pass over its state covariance (see forecastMoments) and handed to fn
+// horizon by horizon.
 func (o *Online) ForecastStepsVar(dt float64, n int, mean, vars []float64, fn func(h int)) error {
 	if o.hj == nil {
 		np := o.model.np
@@ -132,23 +134,71 @@ func (o *Online) ForecastStepsVar(dt float64, n int, mean, vars []float64, fn fu
 	if !(dt > 0) || math.IsInf(dt, 0) {
 		return fmt.Errorf("filter: forecast step %v is not positive and finite", dt)
 	}
+	if n < 1 {
+		return nil
+	}
 	o.transition(dt)
-	o.fc.reset(o)
+	f := &o.fc
+	f.reset(o)
+	f.horizons(o, n)
+	np := o.model.np
+	f.mean, f.vars = linalg.Resize(f.mean, n*np), linalg.Resize(f.vars, n*np)
+	o.args = chainArgs{n: n}
+	o.forEachChain(passForecast)
+	o.args = chainArgs{}
 	for h := 1; h <= n; h++ {
-		o.fc.next(o)
-		for c, m := range o.m {
-			g := o.fc.group[c]
-			mean[c], vars[c] = rowMoments(o.fc.rows[g], m, o.P[c])
-			vars[c] += o.fc.noise[g]
-		}
+		copy(mean[:np], f.mean[(h-1)*np:h*np])
+		copy(vars[:np], f.vars[(h-1)*np:h*np])
 		fn(h)
 	}
 	return nil
 }
 
+// forecastMoments writes, for h = 1, …, n, r_h·m into mean[(h−1)·stride]
+// and r_h·P·r_hᵀ + noise[h−1] into vars[(h−1)·stride], r_h the row
+// rows[(h−1)·d : h·d] (d = len(m)). Each horizon's sums are rowMoments'
+// in the same order, so the numbers are the same to the last bit; four
+// horizons at a time share one pass over P, and their independent sums
+// keep the multiply-adds from waiting on each other.
+func forecastMoments(rows, m, P []float64, n, stride int, mean, vars, noise []float64) {
+	d := len(m)
+	h := 0
+	for ; h+4 <= n; h += 4 {
+		r0, r1, r2, r3 := rows[h*d:(h+1)*d], rows[(h+1)*d:(h+2)*d], rows[(h+2)*d:(h+3)*d], rows[(h+3)*d:(h+4)*d]
+		var mu0, mu1, mu2, mu3, v0, v1, v2, v3 float64
+		for i := 0; i < d; i++ {
+			x := m[i]
+			mu0 += r0[i] * x
+			mu1 += r1[i] * x
+			mu2 += r2[i] * x
+			mu3 += r3[i] * x
+			row := P[i*d : (i+1)*d]
+			var s0, s1, s2, s3 float64
+			for j, p := range row {
+				s0 += p * r0[j]
+				s1 += p * r1[j]
+				s2 += p * r2[j]
+				s3 += p * r3[j]
+			}
+			v0 += r0[i] * s0
+			v1 += r1[i] * s1
+			v2 += r2[i] * s2
+			v3 += r3[i] * s3
+		}
+		mean[h*stride], vars[h*stride] = mu0, v0+noise[h]
+		mean[(h+1)*stride], vars[(h+1)*stride] = mu1, v1+noise[h+1]
+		mean[(h+2)*stride], vars[(h+2)*stride] = mu2, v2+noise[h+2]
+		mean[(h+3)*stride], vars[(h+3)*stride] = mu3, v3+noise[h+3]
+	}
+	for ; h < n; h++ {
+		mu, v := rowMoments(rows[h*d:(h+1)*d], m, P)
+		mean[h*stride], vars[h*stride] = mu, v+noise[h]
+	}
+}
+
 // forecastRows holds, per group of chains with the same kernel and
 // measurement row, H·Aʰ and Σ_{i<h} (H·Aⁱ)·Q·(H·Aⁱ)ᵀ of the forecast's
-// current step h.
+// current step h, and (horizons) those of every step of a forecast.
 type forecastRows struct {
 	group []int             // per chain: its group
 	kerns []kernel.Temporal // per group: the kernel
@@ -156,6 +206,28 @@ type forecastRows struct {
 	rows  [][]float64       // per group: H·Aʰ
 	noise []float64         // per group: the noise sum
 	tmp   []float64
+	// Per group, H·Aʰ for h = 1, …, n (row after row) and the noise sums;
+	// the forecast's moments per horizon (h−1)·N_p + product.
+	all, noises [][]float64
+	mean, vars  []float64
+}
+
+// horizons steps every group from h = 0 to n, keeping each step's row
+// and noise sum in all and noises.
+func (f *forecastRows) horizons(o *Online, n int) {
+	if len(f.all) != len(f.first) {
+		f.all, f.noises = make([][]float64, len(f.first)), make([][]float64, len(f.first))
+	}
+	for h := 0; h < n; h++ {
+		f.next(o)
+		for g, r := range f.rows {
+			if h == 0 {
+				f.all[g], f.noises[g] = f.all[g][:0], f.noises[g][:0]
+			}
+			f.all[g] = append(f.all[g], r...)
+			f.noises[g] = append(f.noises[g], f.noise[g])
+		}
+	}
 }
 
 // reset groups the chains (once) and puts every group at h = 0.
