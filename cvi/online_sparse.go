@@ -157,6 +157,7 @@ func (p *coupledPattern) buildCurv(t *diffusion.Transition) {
 // here to a relative residual of cgTol.
 type sparseNewton struct {
 	x, r, z, p, ap []float64
+	obs            []int // the observed products, ascending
 	// a: the off-diagonal entries of H that are non-zero between observed
 	// products, in H's order. The pattern is T's structure; most of its
 	// entries (pairs of products that cannot be in excess) stay zero, and
@@ -198,6 +199,10 @@ const cgTol = 1e-13
 // solve overwrites b (N entries; only the observed ones are read) with
 // the solution; ok is false when the iteration met a direction of
 // non-positive curvature or did not converge, and b is then unchanged.
+// The vectors are visited at the observed products only (a localised step
+// observes a few dozen of thousands): the unobserved entries are zero
+// throughout and every sum adds the same terms in the same order as over
+// all N.
 func (w *sparseNewton) solve(h *symSparse, dg, b []float64, observed []bool) bool {
 	n := h.n
 	for _, s := range []*[]float64{&w.x, &w.r, &w.z, &w.p, &w.ap} {
@@ -205,19 +210,29 @@ func (w *sparseNewton) solve(h *symSparse, dg, b []float64, observed []bool) boo
 			*s = make([]float64, n)
 		}
 	}
+	if cap(w.obs) < n {
+		w.obs = make([]int, 0, n)
+	}
 	x, r, z, p, ap := w.x, w.r, w.z, w.p, w.ap
+	clear(x)
+	clear(r)
+	clear(z)
+	clear(p)
+	clear(ap)
+	idx := w.obs[:0]
 	var bb, rz float64
 	for k := 0; k < n; k++ {
-		x[k], r[k], z[k], p[k] = 0, 0, 0, 0
 		if !observed[k] {
 			continue
 		}
+		idx = append(idx, k)
 		r[k] = b[k]
 		z[k] = r[k] / dg[k]
 		p[k] = z[k]
 		bb += b[k] * b[k]
 		rz += r[k] * z[k]
 	}
+	w.obs = idx
 	if bb == 0 {
 		clear(b)
 		return true
@@ -225,20 +240,17 @@ func (w *sparseNewton) solve(h *symSparse, dg, b []float64, observed []bool) boo
 	stop := cgTol * cgTol * bb
 	w.compact(h, observed)
 	for it := 0; it < 2*n+10; it++ {
-		newtonMul(ap, &w.a, dg, p, observed)
+		newtonMul(ap, &w.a, dg, p, idx)
 		var pap float64
-		for k, v := range p {
-			pap += v * ap[k]
+		for _, k := range idx {
+			pap += p[k] * ap[k]
 		}
 		if !(pap > 0) {
 			return false
 		}
 		alpha := rz / pap
 		var rr, rzNew float64
-		for k := range x {
-			if !observed[k] {
-				continue
-			}
+		for _, k := range idx {
 			x[k] += alpha * p[k]
 			r[k] -= alpha * ap[k]
 			z[k] = r[k] / dg[k]
@@ -254,7 +266,7 @@ func (w *sparseNewton) solve(h *symSparse, dg, b []float64, observed []bool) boo
 		}
 		beta := rzNew / rz
 		rz = rzNew
-		for k := range p {
+		for _, k := range idx {
 			p[k] = z[k] + beta*p[k]
 		}
 	}
@@ -262,16 +274,13 @@ func (w *sparseNewton) solve(h *symSparse, dg, b []float64, observed []bool) boo
 }
 
 // newtonMul writes y = A·x for A = diag(dg) − offdiag(H) restricted to
-// the observed products (x is zero elsewhere), off holding H's
+// the observed products idx (x and y are zero elsewhere), off holding H's
 // off-diagonal entries between observed products (sparseNewton.compact).
-func newtonMul(y []float64, off *symSparse, dg, x []float64, observed []bool) {
-	for k := range y {
-		y[k] = 0
-		if observed[k] {
-			y[k] = dg[k] * x[k]
-		}
+func newtonMul(y []float64, off *symSparse, dg, x []float64, idx []int) {
+	for _, k := range idx {
+		y[k] = dg[k] * x[k]
 	}
-	for a := 0; a < off.n; a++ {
+	for _, a := range idx {
 		lo, hi := off.rowPtr[a], off.rowPtr[a+1]
 		if lo == hi {
 			continue
