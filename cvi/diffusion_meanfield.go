@@ -181,6 +181,13 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	// offset, the chain rule is linear in the points' ∂log p given their
 	// excess set, so it is summed per set and applied once per set.
 	grouped := !exact && len(s.cand) <= 64
+	// Gaussian recipients in closed form (diffusion_meanfield_closed.go):
+	// the fused route leaves them out of its points (fusedSums.split), the
+	// per-excess-set route marks them missing here.
+	closed := mode == mfSparse && closedRecipients && d.binNoise == nil
+	if closed && grouped {
+		d.closedSet(true)
+	}
 	if grouped {
 		clear(s.cdl)
 		clear(s.cd2l)
@@ -209,10 +216,14 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	}
 	if fused {
 		sum += d.staticSums(obs, mean, sd, grad, rows)
+		sum += d.closedSums(obs, mean, sd, grad, rows, false)
 		d.foldFused(grad)
 	}
 	if mode == mfSparse && !grouped {
 		d.foldSparse()
+	}
+	if closed && grouped {
+		sum += d.closedSums(obs, mean, sd, grad, rows, true)
 	}
 	w := 1 / float64(2*rows)
 	if err := d.mfScale(vars, grad, curv, mode, exact, w); err != nil {

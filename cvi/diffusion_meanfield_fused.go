@@ -52,6 +52,14 @@ type fusedSums struct {
 	// ones that can gain) and the censored ones; static the others, whose
 	// Gaussian (or missing) terms are summed in closed form (staticSums).
 	dyn, static []int
+	// closed lists the Gaussian recipients summed in closed form
+	// (diffusion_meanfield_closed.go), isClosed marks them; per product,
+	// the inflow's mean and variance and r = y − m − E[D] of a recipient,
+	// the excess's mean and probability of a candidate.
+	closed           []int
+	isClosed         []bool
+	inMu, inVar, inR []float64
+	eE, ePhi         []float64
 }
 
 func (fs *fusedSums) grow(np int) {
@@ -65,26 +73,49 @@ func (fs *fusedSums) grow(np int) {
 		mark: make([]bool, np), marked: make([]int, 0, np), gained: make([]int, 0, np),
 		off: make([]int, 0, np), dexc: make([]int, 0, np), byComp: make([]bool, np),
 		dyn: make([]int, 0, np), static: make([]int, 0, np),
+		closed: make([]int, 0, np), isClosed: make([]bool, np),
+		inMu: make([]float64, np), inVar: make([]float64, np), inR: make([]float64, np),
+		eE: make([]float64, np), ePhi: make([]float64, np),
 	}
 }
 
-// split lists the dynamic and static products (see fusedSums.dyn).
+// split lists the dynamic and static products (see fusedSums.dyn) and,
+// with closedRecipients, leaves the Gaussian recipients (closedSet) out
+// of the dynamic ones, and the missing stations of the candidates' rows
+// as well (they have no term at all).
 func (fs *fusedSums) split(d *Diffusion) {
 	s, mark := &d.mf, fs.mark // mark is all false between points: borrowed
+	closed := closedRecipients
+	if closed {
+		d.closedSet(false)
+	} else {
+		for _, k := range fs.closed {
+			fs.isClosed[k] = false
+		}
+		fs.closed = fs.closed[:0]
+	}
+	isCand := s.isExc // likewise
 	for _, a := range s.cand {
-		mark[a] = true
+		mark[a], isCand[a] = true, true
 		for _, k := range s.rowCols[a] {
 			mark[k] = true
 		}
 	}
 	fs.dyn, fs.static = fs.dyn[:0], fs.static[:0]
 	for k, m := range mark {
-		if m || s.kind[k] == mfCensored {
+		switch {
+		case m && closed && !isCand[k] && s.kind[k] != mfCensored:
+			// Read as a column of the candidates' rows: zero at every point.
+			s.w[k], s.h[k] = 0, 0
+		case m || s.kind[k] == mfCensored:
 			fs.dyn = append(fs.dyn, k)
-		} else {
+		default:
 			fs.static = append(fs.static, k)
 		}
 		mark[k] = false
+	}
+	for _, a := range s.cand {
+		isCand[a] = false
 	}
 }
 

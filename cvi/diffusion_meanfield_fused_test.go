@@ -28,6 +28,7 @@ func sparseRoute(fused, split bool) func() {
 // in other orders), on a city where about a third of the stations can be
 // in excess, some of them at only part of the points.
 func TestSparseFusedMatches(t *testing.T) {
+	defer closedForm(false)() // the point loop's own sums, term by term
 	const np = 300
 	on, bins := cityOnline(t, np, 3)
 	d := on.lik.(*Diffusion)
@@ -106,6 +107,7 @@ func TestSparseFusedMatches(t *testing.T) {
 // loop's steps, filtered means, variances, sites and 6-bin forecasts to
 // 1e-12 relative.
 func TestOnlineSparseFusedMatches(t *testing.T) {
+	defer closedForm(false)() // the point loop's own sums, term by term
 	const np = 300
 	ref, bins := cityOnline(t, np, 11)
 	fast, _ := cityOnline(t, np, 11)
@@ -192,6 +194,7 @@ func TestSplitWorkerEnds(t *testing.T) {
 // has a finite supply and most are far below it (the excess sets then
 // shrink below 64 stations: the per-set sums apply).
 func TestPruneCandMatches(t *testing.T) {
+	defer closedForm(false)() // the point loop's own sums, term by term
 	const np = 300
 	on, bins := cityOnline(t, np, 5)
 	d := on.lik.(*Diffusion)

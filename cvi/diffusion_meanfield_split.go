@@ -100,6 +100,11 @@ func (d *Diffusion) splitHalf() *pointSplit {
 	if sparseFused {
 		h.cs.fs.reset(h, nil)
 		h.cs.fs.byComp, h.cs.fs.dyn = d.cs.fs.byComp, d.cs.fs.dyn
+		// The closed-form recipients are read as columns at every point:
+		// zero, whatever an earlier expectation left.
+		for _, k := range d.cs.fs.closed {
+			h.mf.w[k], h.mf.h[k] = 0, 0
+		}
 	}
 	clear(p.grad)
 	return p

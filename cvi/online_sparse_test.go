@@ -12,6 +12,7 @@ import (
 // point-by-point chain rule (more). Tolerance 1e-12 relative to the
 // largest entry: the two routes add the same terms in different orders.
 func TestCoupledSparseMatchesDense(t *testing.T) {
+	defer closedForm(false)() // the point loop's own sums, term by term
 	for _, tc := range []struct {
 		name   string
 		np     int
@@ -81,6 +82,7 @@ func TestCoupledSparseMatchesDense(t *testing.T) {
 // refinement's stopping rules see the same ELBOs up to rounding), and
 // the per-product forecasts the dense covariance's diagonal.
 func TestOnlineSparseMatchesDense(t *testing.T) {
+	defer closedForm(false)() // the point loop's own sums, term by term
 	const np = 120
 	dense, bins := cityOnline(t, np, 11)
 	sparse, _ := cityOnline(t, np, 11)
