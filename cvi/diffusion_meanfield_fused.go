@@ -52,6 +52,13 @@ type fusedSums struct {
 	// ones that can gain) and the censored ones; static the others, whose
 	// Gaussian (or missing) terms are summed in closed form (staticSums).
 	dyn, static []int
+	// Per candidate, its row of T cut to the dynamic columns (the only
+	// ones whose demand after diffusion a point reads): entries
+	// sLo[a]..sHi[a] of sCols, sVals; isDyn marks the dynamic products.
+	isDyn    []bool
+	sLo, sHi []int
+	sCols    []int
+	sVals    []float64
 	// closed lists the Gaussian recipients summed in closed form
 	// (diffusion_meanfield_closed.go), isClosed marks them; per product,
 	// the inflow's mean and variance and r = y − m − E[D] of a recipient,
@@ -74,6 +81,7 @@ func (fs *fusedSums) grow(np int) {
 		off: make([]int, 0, np), dexc: make([]int, 0, np), byComp: make([]bool, np),
 		dyn: make([]int, 0, np), static: make([]int, 0, np),
 		closed: make([]int, 0, np), isClosed: make([]bool, np),
+		isDyn: make([]bool, np), sLo: make([]int, np), sHi: make([]int, np),
 		inMu: make([]float64, np), inVar: make([]float64, np), inR: make([]float64, np),
 		eE: make([]float64, np), ePhi: make([]float64, np),
 	}
@@ -101,6 +109,9 @@ func (fs *fusedSums) split(d *Diffusion) {
 			mark[k] = true
 		}
 	}
+	for _, k := range fs.dyn {
+		fs.isDyn[k] = false
+	}
 	fs.dyn, fs.static = fs.dyn[:0], fs.static[:0]
 	for k, m := range mark {
 		switch {
@@ -109,6 +120,7 @@ func (fs *fusedSums) split(d *Diffusion) {
 			s.w[k], s.h[k] = 0, 0
 		case m || s.kind[k] == mfCensored:
 			fs.dyn = append(fs.dyn, k)
+			fs.isDyn[k] = true
 		default:
 			fs.static = append(fs.static, k)
 		}
@@ -116,6 +128,33 @@ func (fs *fusedSums) split(d *Diffusion) {
 	}
 	for _, a := range s.cand {
 		isCand[a] = false
+	}
+	fs.sCols, fs.sVals = fs.sCols[:0], fs.sVals[:0]
+	for _, a := range s.cand {
+		fs.sLo[a] = len(fs.sCols)
+		cols, vals := s.rowCols[a], s.rowVals[a]
+		for p, k := range cols {
+			if fs.isDyn[k] {
+				fs.sCols, fs.sVals = append(fs.sCols, k), append(fs.sVals, vals[p])
+			}
+		}
+		fs.sHi[a] = len(fs.sCols)
+	}
+}
+
+// spread is meanFieldScratch.spread over the candidates' rows cut to the
+// dynamic columns: the same additions to those columns, in the same order.
+func (fs *fusedSums) spread(s *meanFieldScratch, next, u []float64) {
+	for _, k := range s.exc {
+		next[k] = u[k]
+	}
+	cols, vals := fs.sCols, fs.sVals
+	for _, k := range s.exc {
+		e := s.e[k]
+		lo, hi := fs.sLo[k], fs.sHi[k]
+		for p, j := range cols[lo:hi] {
+			next[j] += e * vals[lo+p]
+		}
 	}
 }
 
@@ -222,7 +261,7 @@ func (d *Diffusion) mfPointSparse(obs []Obs, mean, sd, z []float64, sign float64
 	for _, k := range dyn {
 		next[k] = f[k]
 	}
-	s.spread(next, u)
+	fs.spread(s, next, u)
 	w, h, diag := s.w[:np], s.h[:np], cp.diagAcc[:np]
 	noise, nsd, ninv, nlog := fs.noise[:np], fs.nsd[:np], fs.ninv[:np], fs.nlog[:np]
 	fs.gained = fs.gained[:0]

@@ -99,7 +99,9 @@ func (d *Diffusion) splitHalf() *pointSplit {
 	}
 	if sparseFused {
 		h.cs.fs.reset(h, nil)
-		h.cs.fs.byComp, h.cs.fs.dyn = d.cs.fs.byComp, d.cs.fs.dyn
+		pf := &d.cs.fs
+		h.cs.fs.byComp, h.cs.fs.dyn = pf.byComp, pf.dyn
+		h.cs.fs.sLo, h.cs.fs.sHi, h.cs.fs.sCols, h.cs.fs.sVals = pf.sLo, pf.sHi, pf.sCols, pf.sVals
 		// The closed-form recipients are read as columns at every point:
 		// zero, whatever an earlier expectation left.
 		for _, k := range d.cs.fs.closed {
