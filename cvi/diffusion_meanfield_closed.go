@@ -146,26 +146,36 @@ func (d *Diffusion) closedPairs(c float64, direct bool) {
 	for _, a := range d.mf.cand {
 		isCand[a] = true
 	}
+	gi := d.cs.gi[:0]
 	for _, k := range fs.closed {
+		// The column's candidate rows (their indices in the column), then
+		// their pairs i ≥ j at pairs[i(i+1)/2 + j].
 		rows := cp.colRow[cp.colPtr[k]:cp.colPtr[k+1]]
-		q := cp.pairPtr[k]
-		for i, ri := range rows {
-			for _, rj := range rows[:i+1] {
-				if isCand[ri] && isCand[rj] {
-					v := c * fs.ePhi[ri]
-					if ri != rj {
-						v *= fs.ePhi[rj]
-					}
-					if direct {
-						cp.curv.val[cp.pairPos[q]] -= d.opVals[cp.pairEnt[2*q]] * d.opVals[cp.pairEnt[2*q+1]] * v
-					} else {
-						cp.pairAcc[q] -= v
-					}
+		gi = gi[:0]
+		for i, r := range rows {
+			if isCand[r] {
+				gi = append(gi, int32(i))
+			}
+		}
+		q0 := cp.pairPtr[k]
+		for x, i := range gi {
+			ri := rows[i]
+			for _, j := range gi[:x+1] {
+				rj := rows[j]
+				v := c * fs.ePhi[ri]
+				if ri != rj {
+					v *= fs.ePhi[rj]
 				}
-				q++
+				q := q0 + int(i)*int(i+1)/2 + int(j)
+				if direct {
+					cp.curv.val[cp.pairPos[q]] -= d.opVals[cp.pairEnt[2*q]] * d.opVals[cp.pairEnt[2*q+1]] * v
+				} else {
+					cp.pairAcc[q] -= v
+				}
 			}
 		}
 	}
+	d.cs.gi = gi
 	for _, a := range d.mf.cand {
 		isCand[a] = false
 	}
