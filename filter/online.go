@@ -93,13 +93,21 @@ func (o *Online) reset() {
 	o.nm, o.nP = make([][]float64, nc), make([][]float64, nc)
 	o.a, o.q = make([][]float64, nc), make([][]float64, nc)
 	o.work = make([]denseWork, nc)
+	// Every chain's moments in one array per role, in chain order: the
+	// passes over thousands of chains then read memory in sequence.
+	var lm, lp int // the means' and the covariances' total length
+	for _, kern := range o.kerns {
+		D := o.copies * kern.Dim()
+		lm, lp = lm+D, lp+D*D
+	}
+	mb, pb := make([]float64, 2*lm), make([]float64, 2*lp)
 	for c, kern := range o.kerns {
 		d := kern.Dim()
 		D := o.copies * d
 		pinf := make([]float64, d*d)
 		kern.Stationary(pinf)
-		o.m[c], o.P[c] = make([]float64, D), make([]float64, D*D)
-		o.nm[c], o.nP[c] = make([]float64, D), make([]float64, D*D)
+		o.m[c], o.nm[c], mb = mb[:D:D], mb[lm:lm+D:lm+D], mb[D:]
+		o.P[c], o.nP[c], pb = pb[:D*D:D*D], pb[lp:lp+D*D:lp+D*D], pb[D*D:]
 		o.a[c], o.q[c] = make([]float64, d*d), make([]float64, d*d)
 		for b := 0; b < o.copies; b++ {
 			for r := 0; r < d; r++ {
