@@ -21,8 +21,8 @@ var onlineSplitMin = 256
 // chainChunks is the number of pieces a split pass is cut into; the two
 // goroutines take them in turn. On a machine whose cores are busy with
 // other work the second goroutine may start late or be descheduled: the
-// caller then does the pieces it has not taken and waits for one piece at
-// most, instead of for half the pass.
+// caller then takes the pieces the worker has not and waits for one piece
+// at most, instead of for half the pass.
 const chainChunks = 16
 
 // chainPass names one of the per-chain passes an Online splits.
