@@ -235,7 +235,7 @@ func (e *Engine) updateCoupled(beta float64, inConverge bool) (change float64, o
 			}
 			b := beta
 			if inConverge {
-				b *= cs.reverseDamp(c)
+				b *= cs.reverseDamp(c, math.Sqrt(e.post.Var[c]))
 			}
 			n1 := (1-b)*l1[k] + b*t1
 			n2 := (1-b)*l2[k] + b*t2
@@ -275,16 +275,19 @@ func (e *Engine) coupledStepTest(cs *coupledState) stepTest {
 
 // reverseDamp returns the factor cell c's site update is damped by in
 // Converge, after recording its step: halved (down to coupledMinDamp)
-// each time the step reverses direction without halving in size. At
-// β = 1 a cell where the expectation is not smooth can cycle between two
-// states, its step reversing at the same size (0.16 sd at one cell of
-// City2000 for 14 steps, while the ELBO still rose elsewhere and so never
-// halved β); damping that cell alone ends the cycle without slowing the
-// others. A site moved by a fraction of its step leaves the fixed points
-// unchanged.
-func (cs *coupledState) reverseDamp(c int) float64 {
+// each time the step reverses direction without halving in size while it
+// is at least half of coupledStopMean (sd: the cell's posterior standard
+// deviation). At β = 1 a cell where the expectation is not smooth can
+// cycle between two states, its step reversing at the same size (0.16 sd
+// at one cell of City2000 for 14 steps, while the ELBO still rose
+// elsewhere and so never halved β); damping that cell alone ends the
+// cycle without slowing the others. Smaller steps are left alone: they do
+// not hold the test up, and damping every reversing cell (most of them
+// reverse at the noise floor) halved the rate at which the rms fell. A
+// site moved by a fraction of its step leaves the fixed points unchanged.
+func (cs *coupledState) reverseDamp(c int, sd float64) float64 {
 	x, p := cs.x[c], cs.prevX[c]
-	if x*p < 0 && 2*math.Abs(x) > math.Abs(p) {
+	if x*p < 0 && 2*math.Abs(x) > math.Abs(p) && 2*math.Abs(x) >= coupledStopMean*sd {
 		cs.damp[c] = math.Max(cs.damp[c]/2, coupledMinDamp)
 	}
 	cs.prevX[c] = x
