@@ -277,18 +277,24 @@ func (e *Engine) coupledStepTest(cs *coupledState) stepTest {
 // Converge, after recording its step: halved (down to coupledMinDamp)
 // each time the step reverses direction without halving in size while it
 // is at least half of coupledStopMean (sd: the cell's posterior standard
-// deviation). At β = 1 a cell where the expectation is not smooth can
+// deviation), and doubled back (up to 1) each time it keeps its
+// direction. At β = 1 a cell where the expectation is not smooth can
 // cycle between two states, its step reversing at the same size (0.16 sd
 // at one cell of City2000 for 14 steps, while the ELBO still rose
 // elsewhere and so never halved β); damping that cell alone ends the
 // cycle without slowing the others. Smaller steps are left alone: they do
 // not hold the test up, and damping every reversing cell (most of them
-// reverse at the noise floor) halved the rate at which the rms fell. A
-// site moved by a fraction of its step leaves the fixed points unchanged.
+// reverse at the noise floor) halved the rate at which the rms fell; a
+// cell damped for good after an early overshoot converged at half speed
+// and held the test up. A site moved by a fraction of its step leaves the
+// fixed points unchanged.
 func (cs *coupledState) reverseDamp(c int, sd float64) float64 {
 	x, p := cs.x[c], cs.prevX[c]
-	if x*p < 0 && 2*math.Abs(x) > math.Abs(p) && 2*math.Abs(x) >= coupledStopMean*sd {
+	switch {
+	case x*p < 0 && 2*math.Abs(x) > math.Abs(p) && 2*math.Abs(x) >= coupledStopMean*sd:
 		cs.damp[c] = math.Max(cs.damp[c]/2, coupledMinDamp)
+	case x*p > 0:
+		cs.damp[c] = math.Min(2*cs.damp[c], 1)
 	}
 	cs.prevX[c] = x
 	return cs.damp[c]
