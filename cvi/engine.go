@@ -663,9 +663,10 @@ func (e *Engine) elboScale() float64 {
 // coupledStopMean: the Newton step on the means at most 0.1 posterior
 // standard deviations in every observed cell and 0.005 in root mean
 // square, every site precision's target within 0.1 of the cell's
-// posterior precision; that state is returned, without the step. Its cells whose step reverses direction
-// are damped alone (reverseDamp). Where the coupled system cannot be
-// solved a step falls back to CVI's update, which the ELBO test judges.
+// posterior precision; that state is returned, without the step. Cells
+// whose step reverses direction are damped alone (reverseDamp). Where the
+// coupled system cannot be solved a step falls back to CVI's update,
+// which the ELBO test judges.
 //
 // It returns the number of states evaluated and the ELBO of the final
 // state, whose posterior and expectations are current.

@@ -95,17 +95,20 @@ type coupledState struct {
 //
 // The numbers: the expectation's quasi-Monte Carlo rule and its switch to
 // exact one-dimensional terms make it piecewise smooth, so the step never
-// vanishes. On the ResmoothCity benchmark the largest step over the
-// window's cells stays at 0.033–0.066 sd at City2000 (336,000 cells) and
-// 0.015–0.025 sd at 500 stations × 48 bins however long CVI runs (70 and
-// 500 steps without reverseDamp), its rms at 0.0012–0.002 sd, the largest
-// |λ₂* − λ₂|·v at 0.035–0.05; the online refinement itself stops at
-// 0.05 sd (OnlineOptions.MeanTol: its rule puts the fixed point up to
-// ~0.05 sd from the exact expectation's). A threshold at that floor stops
-// by chance, as the ELBO test did: the thresholds are about twice it. The
-// rms decides the ELBO: at 0.005 sd the ELBO was within 2.3e-6 nats per
-// observed cell of a 100–150-step run at 150 and 500 stations (the
-// largest step alone, at 11 steps, left 1.1e-5).
+// vanishes. Traced on the ResmoothCity benchmark with the test off (and
+// before reverseDamp), once β had been halved to 1/8 and less the largest
+// step over the window's cells stayed at 0.033–0.066 sd at City2000
+// (336,000 cells, steps 45–70) and 0.015–0.024 sd at City500 (to 500
+// steps), the rms at 0.0012–0.0015 sd, the largest |λ₂* − λ₂|·v at
+// 0.018–0.05; the online refinement itself stops at 0.05 sd
+// (OnlineOptions.MeanTol: its rule puts the fixed point up to ~0.05 sd
+// from the exact expectation's). A threshold at that floor stops by
+// chance, as the ELBO test did: the thresholds are two to four times it.
+// The rms decides the ELBO: at 0.005 sd the ELBO was within 1.7e-6 nats
+// per observed cell of a 60-step run at 150 stations × 36 bins
+// (TestCoupledStopNearReference) and 2.3e-6 of a 150-step run at 500 ×
+// 48 (with an earlier form of reverseDamp; the largest step alone stopped
+// there at 11 steps and 1.1e-5).
 const (
 	coupledStopMean = 0.1
 	coupledStopRMS  = 0.005
