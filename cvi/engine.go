@@ -65,7 +65,9 @@ type Engine struct {
 	// coupledOn: update takes the coupled step (Converge sets it).
 	cstate       *coupledState
 	coupledOn    bool
-	coupledSteps int // coupled steps taken, for tests
+	coupledSteps int      // coupled steps taken, for tests
+	lastTest     stepTest // the last stopping test of a coupled step, for tests
+	stopTestOff  bool     // Converge's coupled route runs to maxIter (a test's reference)
 }
 
 // NewEngine validates the data and returns an engine at the prior, with
@@ -452,10 +454,19 @@ func (e *Engine) evaluate() (float64, error) {
 // evaluation with damping beta; the posterior is stale afterwards. It
 // returns the largest relative change of a site parameter.
 func (e *Engine) update(beta float64) (change float64, err error) {
+	change, _, _, err = e.updateIn(beta, false)
+	return change, err
+}
+
+// updateIn is update; inConverge marks Converge's call, whose coupled
+// steps apply the stopping test (converged: the sites and posterior are
+// left as they are) and damp cells whose step reversed. coupled reports
+// that the coupled update was taken.
+func (e *Engine) updateIn(beta float64, inConverge bool) (change float64, coupled, converged bool, err error) {
 	if e.coupledOn && !e.sites.Full && e.coupledUpdateOK() {
-		change, ok, err := e.updateCoupled(beta)
+		change, ok, conv, err := e.updateCoupled(beta, inConverge)
 		if ok || err != nil {
-			return change, err
+			return change, ok, conv, err
 		}
 	}
 	np := e.data.NP
@@ -484,7 +495,7 @@ func (e *Engine) update(beta float64) (change float64, err error) {
 		h := e.curv[i*np*np : (i+1)*np*np]
 		t2 := e.target
 		if err := psdTarget(t2, e.scratch, h, np, floor); err != nil {
-			return 0, fmt.Errorf("cvi: bin %d: %w", n, err)
+			return 0, false, false, fmt.Errorf("cvi: bin %d: %w", n, err)
 		}
 		for a := 0; a < np; a++ {
 			var t1 float64 = g[a]
@@ -509,7 +520,7 @@ func (e *Engine) update(beta float64) (change float64, err error) {
 		}
 	}
 	e.fresh, e.evaluated = false, false
-	return change, nil
+	return change, false, false, nil
 }
 
 func relChange(old, new float64) float64 {
@@ -634,15 +645,31 @@ func (e *Engine) elboScale() float64 {
 }
 
 // Converge runs CVI steps starting with damping beta until the ELBO
-// changes by less than tol·(1+|ELBO|) from one state to the next, or
-// maxIter states were evaluated. A step that lowers the ELBO by more than
-// 1000 such tolerances is undone and the damping halved (CVI with β = 1
-// can oscillate on censored data, where the expected log-likelihood is
-// nearly flat); smaller decreases are the noise floor of fixed points that
-// are not exact ELBO maxima (Gauss–Newton curvature) and count as
-// converged. For a city (see engine_coupled.go) the first step that would
-// halve β switches to the coupled update at the same β instead. It returns the number of states evaluated and the ELBO of the
-// final state, whose posterior and expectations are current.
+// changes by less than tol·(1+|ELBO|) from one state to the next (tol
+// relative to the number of observed cells where the fixed point is
+// stationary in q: elboScale), or maxIter states were evaluated. A step
+// that lowers the ELBO by more than 1000 such tolerances is undone and the
+// damping halved (CVI with β = 1 can oscillate on censored data, where the
+// expected log-likelihood is nearly flat); smaller decreases are the
+// noise floor of fixed points that are not exact ELBO maxima (Gauss–Newton
+// curvature) and count as converged.
+//
+// For a city (see engine_coupled.go) the first step that would halve β
+// switches to the coupled update at the same β instead, and from then on
+// the ELBO's change no longer stops it: the expectation's quasi-Monte
+// Carlo noise puts that change at the test's threshold, which a step
+// reaches only by chance. The coupled route stops instead when the step
+// it would take from the current state meets the stopping test above
+// coupledStopMean: the Newton step on the means at most 0.1 posterior
+// standard deviations in every observed cell and 0.005 in root mean
+// square, every site precision's target within 0.1 of the cell's
+// posterior precision; that state is returned, without the step. Cells
+// whose step reverses direction are damped alone (reverseDamp). Where the
+// coupled system cannot be solved a step falls back to CVI's update,
+// which the ELBO test judges.
+//
+// It returns the number of states evaluated and the ELBO of the final
+// state, whose posterior and expectations are current.
 func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) {
 	if !(beta > 0 && beta <= 1) {
 		return 0, 0, fmt.Errorf("cvi: damping must be in (0, 1], got %v", beta)
@@ -657,6 +684,8 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 	// must damp switches to the coupled update at the same β, where the
 	// model takes it (engine_coupled.go).
 	e.coupledOn = false
+	e.resetDamping()
+	coupled := false // the last step was the coupled update's
 	it := 0
 	for it < maxIter {
 		it++
@@ -686,7 +715,9 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 				beta /= 2
 			}
 		case stepConverged:
-			return it, elbo, nil
+			if !coupled {
+				return it, elbo, nil
+			}
 		}
 		if it == maxIter {
 			return it, elbo, nil
@@ -694,9 +725,14 @@ func (e *Engine) Converge(beta, tol float64, maxIter int) (int, float64, error) 
 		prevE = elbo
 		copy(prev1, e.sites.Nat1)
 		copy(prev2, e.sites.Nat2)
-		if _, err := e.update(beta); err != nil {
+		_, c, conv, err := e.updateIn(beta, true)
+		if err != nil {
 			return it, 0, err
 		}
+		if conv {
+			return it, elbo, nil
+		}
+		coupled = c
 		if err := e.refresh(); err != nil {
 			return it, 0, err
 		}

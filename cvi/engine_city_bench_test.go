@@ -3,7 +3,10 @@ package cvi
 import (
 	"fmt"
 	"os"
+	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/dcgpd/dcgpd/filter"
 )
@@ -16,8 +19,11 @@ import (
 // all cores (the engine evaluates bins in parallel). The online pass that
 // gives the warm start is not timed. cpu-s/op is the process's CPU time
 // (user + system) per re-smooth, which a shared machine disturbs less than
-// the wall clock; elbo is the converged ELBO. With more than 64 products
-// Converge takes the coupled site update (engine_coupled.go); set
+// the wall clock; elbo is the converged ELBO; peak-heap-MB the largest
+// live heap sampled every 20 ms from the start of the timed loop (it
+// includes what the untimed set-up still holds); stop-max-sd and
+// stop-rms-sd the last stopping test's step (engine_coupled.go). With more
+// than 64 products Converge takes the coupled site update; set
 // DCGPD_DIAGONAL_UPDATE=1 to time CVI's diagonal update instead.
 // City2000/bins=168 is the size; run it alone:
 //
@@ -43,7 +49,9 @@ func BenchmarkResmoothCity(b *testing.B) {
 				copy(l2, res.Nat2)
 			}
 			iters, elbo := 0, 0.0
+			var last stepTest
 			b.ReportAllocs()
+			peak := samplePeakHeap()
 			b.ResetTimer()
 			cpu0 := processCPU()
 			for i := 0; i < b.N; i++ {
@@ -59,15 +67,51 @@ func BenchmarkResmoothCity(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				iters, elbo = iters+n, el
+				iters, elbo, last = iters+n, el, e.lastTest
 				var post filter.Posterior
 				if err := e.PredictAll(&post); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric((processCPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(peak())/1e6, "peak-heap-MB")
+			b.ReportMetric(last.mean, "stop-max-sd")
+			b.ReportMetric(last.rms, "stop-rms-sd")
 			b.ReportMetric(float64(iters)/float64(b.N), "cvi-iters")
 			b.ReportMetric(elbo, "elbo")
 		})
+	}
+}
+
+// samplePeakHeap samples runtime.MemStats.HeapAlloc every 20 ms until the
+// returned function is called, which returns the largest value seen.
+func samplePeakHeap() func() uint64 {
+	var peak atomic.Uint64
+	sample := func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		if ms.HeapAlloc > peak.Load() {
+			peak.Store(ms.HeapAlloc)
+		}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				sample()
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-stopped
+		sample()
+		return peak.Load()
 	}
 }
