@@ -28,6 +28,7 @@ func (s Spec) Encode(w io.Writer, header []string) error {
 	e.bool("noise_fixed", m.NoiseFixed)
 	e.bool("level_noise", m.LevelNoise)
 	e.float("noise_slope", m.NoiseSlope)
+	e.bool("noise_slope_fixed", m.NoiseSlopeFixed)
 	e.bool("per_product", m.PerProduct)
 	for _, t := range m.Temporal {
 		e.array("model.temporal")

@@ -53,6 +53,11 @@ noise_slope = 0.25
 noise_fixed = true
 [model.diffusion]
 learn = true`,
+	"diffusion with level noise, pinned slope": `[model]
+likelihood = "diffusion"
+level_noise = true
+noise_slope = 0.4
+noise_slope_fixed = true`,
 	"separable product": `[model]
 likelihood = "tobit"
 [model.product]
