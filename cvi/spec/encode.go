@@ -73,6 +73,7 @@ func (s Spec) Encode(w io.Writer, header []string) error {
 		if mn.Estimate != nil {
 			e.line("estimate", fmt.Sprint(*mn.Estimate))
 		}
+		e.str("first_pass", mn.FirstPass)
 		if len(mn.Values) > 0 {
 			e.table("model.mean.values")
 			for _, name := range sortedKeys(mn.Values) {
