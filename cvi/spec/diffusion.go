@@ -75,6 +75,9 @@ func buildDiffusion(m Model, sum Summary, variance, slope float64, fixed map[str
 	if m.NoiseFixed {
 		fixed["likelihood.variance"] = true
 	}
+	if m.NoiseSlopeFixed {
+		fixed["likelihood."+cvi.NoiseSlopeName] = true
+	}
 	if !d.Learn && opts.Explicit == nil {
 		fixed["likelihood.lengthscale"] = true
 		fixed["likelihood.sink"] = true

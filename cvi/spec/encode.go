@@ -28,6 +28,7 @@ func (s Spec) Encode(w io.Writer, header []string) error {
 	e.bool("noise_fixed", m.NoiseFixed)
 	e.bool("level_noise", m.LevelNoise)
 	e.float("noise_slope", m.NoiseSlope)
+	e.bool("noise_slope_fixed", m.NoiseSlopeFixed)
 	e.bool("per_product", m.PerProduct)
 	for _, t := range m.Temporal {
 		e.array("model.temporal")
@@ -72,6 +73,7 @@ func (s Spec) Encode(w io.Writer, header []string) error {
 		if mn.Estimate != nil {
 			e.line("estimate", fmt.Sprint(*mn.Estimate))
 		}
+		e.str("first_pass", mn.FirstPass)
 		if len(mn.Values) > 0 {
 			e.table("model.mean.values")
 			for _, name := range sortedKeys(mn.Values) {

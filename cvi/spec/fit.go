@@ -173,7 +173,7 @@ func (s Spec) learnMean(ctx context.Context, data *cvi.Data, sum Summary, likeli
 	first := s
 	first.Model.Mean = Mean{}
 	firstLik := likelihood
-	if _, diffusion := b.Lik.(*cvi.Diffusion); diffusion {
+	if _, diffusion := b.Lik.(*cvi.Diffusion); diffusion && s.Model.Mean.FirstPass != "model" {
 		firstLik = "tobit"
 	}
 	start := time.Now()

@@ -22,11 +22,9 @@ func buildLikelihood(m Model, sum Summary, fixed map[string]bool) (cvi.Likelihoo
 		slope = DefaultNoiseSlope
 	}
 	pinNoise := func(l interface{ ParamNames() []string }) {
-		if m.NoiseFixed {
-			for _, n := range l.ParamNames() {
-				if n == "variance" {
-					fixed["likelihood."+n] = true
-				}
+		for _, n := range l.ParamNames() {
+			if n == "variance" && m.NoiseFixed || n == cvi.NoiseSlopeName && m.NoiseSlopeFixed {
+				fixed["likelihood."+n] = true
 			}
 		}
 	}
@@ -89,6 +87,8 @@ func (m *Model) validateLevelNoise() error {
 	switch {
 	case m.NoiseSlope < 0:
 		return fmt.Errorf("model.noise_slope must be > 0, got %v", m.NoiseSlope)
+	case m.NoiseSlopeFixed && !m.LevelNoise:
+		return errors.New("model.noise_slope_fixed needs model.level_noise = true")
 	case m.NoiseSlope > 0 && !m.LevelNoise:
 		return fmt.Errorf("model.noise_slope = %v needs model.level_noise = true", m.NoiseSlope)
 	case m.LevelNoise && (m.Likelihood == "poisson" || m.Likelihood == "censored-poisson"):

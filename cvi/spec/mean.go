@@ -25,6 +25,11 @@ type Mean struct {
 	// Estimate (default true) estimates the values when the model is
 	// learned ([fit] learn); false keeps Values as given.
 	Estimate *bool `toml:"estimate"`
+	// FirstPass is the likelihood of the estimate's first pass when the
+	// model's is the diffusion: "" or "tobit" (the default: the cheap,
+	// censoring-aware model, which takes a neighbour's inflow as its own
+	// demand) or "model" (the diffusion itself).
+	FirstPass string `toml:"first_pass"`
 	// Values holds Period/Step values per product, by product name:
 	// cell c covers the model times t with floor(t/Step) mod cells = c,
 	// t in hours since the Unix epoch (UTC), so a cell is the same bin of
@@ -76,13 +81,16 @@ func cellsOf(period, step float64) (int, error) {
 // "" for the default; mode: model.diffusion.mode).
 func (m Mean) validate(likelihood, mode string) error {
 	if !m.On() {
-		if m.Period != 0 || m.Step != 0 || m.Estimate != nil || len(m.Values) > 0 {
+		if m.Period != 0 || m.Step != 0 || m.Estimate != nil || m.FirstPass != "" || len(m.Values) > 0 {
 			return errors.New("model.mean: kind is missing (want \"periodic\")")
 		}
 		return nil
 	}
 	if m.Kind != "periodic" {
 		return fmt.Errorf("model.mean.kind %q: want periodic", m.Kind)
+	}
+	if m.FirstPass != "" && m.FirstPass != "tobit" && m.FirstPass != "model" {
+		return fmt.Errorf("model.mean.first_pass %q: want tobit or model", m.FirstPass)
 	}
 	if err := checkMeanLikelihood(likelihood, mode); err != nil {
 		return err

@@ -154,6 +154,8 @@ func TestMeanDecodeErrors(t *testing.T) {
 	for cfg, want := range map[string]string{
 		"[model.mean]\nkind = \"weekly\"\n":                                                                    "want periodic",
 		"[model.mean]\nperiod = 24.0\n":                                                                        "kind is missing",
+		"[model.mean]\nfirst_pass = \"model\"\n":                                                               "kind is missing",
+		"[model.mean]\nkind = \"periodic\"\nfirst_pass = \"gaussian\"\n":                                       "want tobit or model",
 		"[model.mean]\nkind = \"periodic\"\nperiod = 24.0\nstep = 5.0\n":                                       "whole number",
 		"[model.mean]\nkind = \"periodic\"\nestimate = false\n":                                                "needs values",
 		"[model.mean]\nkind = \"periodic\"\nperiod = 2.0\nstep = 1.0\n[model.mean.values]\na = [1.0]\n":        "has 1 values, want",
@@ -293,5 +295,41 @@ func TestMeanEstimateRecoversWeeklyProfile(t *testing.T) {
 	}
 	if rmse > 0.7*naive {
 		t.Errorf("estimated profile RMSE %.3f is not well below the censored average's %.3f", rmse, naive)
+	}
+}
+
+// TestMeanFirstPassLikelihood: with the diffusion likelihood the prior
+// mean's first pass learns the Tobit model by default and the diffusion
+// itself with first_pass = "model" (its own staged fit: a Tobit stage,
+// then the diffusion); either way the profile is estimated and the
+// second pass learns the diffusion.
+func TestMeanFirstPassLikelihood(t *testing.T) {
+	data, feats := unitsData(1, 1)
+	sum := Summarise(data, feats, false)
+	sum.Names = []string{"a", "b", "c"}
+	for _, c := range []struct {
+		firstPass string
+		want      []string // the stages' likelihoods, in order
+	}{
+		{"", []string{"tobit (prior mean, first pass)", "tobit"}},
+		{"tobit", []string{"tobit (prior mean, first pass)", "tobit"}},
+		{"model", []string{"tobit", "diffusion (prior mean, first pass)", "tobit"}},
+	} {
+		s := Spec{Model: Model{Likelihood: "diffusion", Mean: Mean{Kind: "periodic", Period: 24, FirstPass: c.firstPass}},
+			Fit: Fit{MaxIterations: 15, Fallback: true}}
+		f, err := s.Learn(context.Background(), data, sum, "", nil)
+		if err != nil {
+			t.Fatalf("first_pass %q: %v", c.firstPass, err)
+		}
+		var got []string
+		for _, st := range f.Stages {
+			got = append(got, st.Likelihood)
+		}
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("first_pass %q: stages %q, want %q", c.firstPass, got, c.want)
+		}
+		if f.Built.Mean == nil || f.Built.Mean.Cells != 24 || f.Built.Likelihood != "diffusion" {
+			t.Errorf("first_pass %q: profile %v, likelihood %q", c.firstPass, f.Built.Mean, f.Built.Likelihood)
+		}
 	}
 }

@@ -53,6 +53,11 @@ noise_slope = 0.25
 noise_fixed = true
 [model.diffusion]
 learn = true`,
+	"diffusion with level noise, pinned slope": `[model]
+likelihood = "diffusion"
+level_noise = true
+noise_slope = 0.4
+noise_slope_fixed = true`,
 	"separable product": `[model]
 likelihood = "tobit"
 [model.product]
@@ -172,6 +177,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		f.Add(c)
 	}
 	f.Add("[model.mean]\nkind = \"periodic\"\nperiod = 3.0\nstep = 1.5\nestimate = true\n[model.mean.values]\n\"a b\\\"\" = [1e300, -2.5]\n")
+	f.Add("[model]\nlikelihood = \"diffusion\"\nlevel_noise = true\nnoise_slope = 2.0\nnoise_slope_fixed = true\n[model.mean]\nkind = \"periodic\"\nfirst_pass = \"model\"\n")
 	f.Add("[model]\nlevel_noise = true\nnoise_slope = 0.3\n[model.levels]\nsource = \"bin-of-day\"\nperiod = 2.0\nstep = 1.0\nvalues = [[1.5, -2.0], [0.0, 3e-300]]\n")
 	f.Add("[[model.temporal]]\nkernel = \"periodic\"\nperiod = 1e-300\nvariance = 1.7976931348623157e308\n[model.diffusion]\ntransition = \"a\\\"b\\u0001.csv\"\n")
 	f.Fuzz(func(t *testing.T, in string) {

@@ -23,6 +23,8 @@ type Model struct {
 	LevelNoise bool `toml:"level_noise"`
 	// NoiseSlope is the starting c (> 0; 0 means DefaultNoiseSlope).
 	NoiseSlope float64 `toml:"noise_slope"`
+	// NoiseSlopeFixed pins c at NoiseSlope (level_noise only).
+	NoiseSlopeFixed bool `toml:"noise_slope_fixed"`
 	// Levels is a level source for LevelNoise that needs no prior mean
 	// ([model.levels]).
 	Levels Levels `toml:"levels"`

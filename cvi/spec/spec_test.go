@@ -42,6 +42,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"negative slope", "[model]\nlevel_noise = true\nnoise_slope = -1.0\n", "model.noise_slope must be > 0"},
 		{"nan slope", "[model]\nlevel_noise = true\nnoise_slope = nan\n", "model.noise_slope must be a finite number"},
 		{"slope without level noise", "[model]\nnoise_slope = 0.5\n", "needs model.level_noise = true"},
+		{"pinned slope without level noise", "[model]\nnoise_slope_fixed = true\n", "noise_slope_fixed needs model.level_noise = true"},
 		{"level noise of counts", "[model]\nlikelihood = \"poisson\"\nlevel_noise = true\n", "no additive noise"},
 		{"harmonics 0", "[[model.temporal]]\nkernel = \"matern32\"\n[[model.temporal]]\nkernel = \"periodic\"\nperiod = 24.0\nharmonics = 0\n", "line 6: model.temporal[1].harmonics = 0"},
 		{"harmonics 1000", "[[model.temporal]]\nkernel = \"periodic\"\nperiod = 24.0\nharmonics = 1000\n", "harmonics = 1000: at most 200"},
@@ -173,12 +174,15 @@ func TestLevelNoiseParameter(t *testing.T) {
 		cfg   string
 		names string
 		slope float64
+		fixed bool // c pinned (noise_slope_fixed)
 	}{
-		{"[model]\nlikelihood = \"tobit\"\n", "[likelihood.variance]", 0},
-		{"[model]\nlikelihood = \"tobit\"\nlevel_noise = true\n", "[likelihood.variance likelihood.noise_slope]", DefaultNoiseSlope},
-		{"[model]\nlikelihood = \"gaussian\"\nlevel_noise = true\nnoise_slope = 2.0\nnoise_fixed = true\n", "[likelihood.variance likelihood.noise_slope]", 2},
-		{"[model]\nlikelihood = \"diffusion\"\n", "[likelihood.variance likelihood.lengthscale likelihood.sink]", 0},
-		{"[model]\nlikelihood = \"diffusion\"\nlevel_noise = true\nnoise_slope = 0.75\n", "[likelihood.variance likelihood.lengthscale likelihood.sink likelihood.noise_slope]", 0.75},
+		{"[model]\nlikelihood = \"tobit\"\n", "[likelihood.variance]", 0, false},
+		{"[model]\nlikelihood = \"tobit\"\nlevel_noise = true\n", "[likelihood.variance likelihood.noise_slope]", DefaultNoiseSlope, false},
+		{"[model]\nlikelihood = \"gaussian\"\nlevel_noise = true\nnoise_slope = 2.0\nnoise_fixed = true\n", "[likelihood.variance likelihood.noise_slope]", 2, false},
+		{"[model]\nlikelihood = \"tobit\"\nlevel_noise = true\nnoise_slope = 0.3\nnoise_slope_fixed = true\n", "[likelihood.variance likelihood.noise_slope]", 0.3, true},
+		{"[model]\nlikelihood = \"diffusion\"\n", "[likelihood.variance likelihood.lengthscale likelihood.sink]", 0, false},
+		{"[model]\nlikelihood = \"diffusion\"\nlevel_noise = true\nnoise_slope = 0.75\n", "[likelihood.variance likelihood.lengthscale likelihood.sink likelihood.noise_slope]", 0.75, false},
+		{"[model]\nlikelihood = \"diffusion\"\nlevel_noise = true\nnoise_slope = 0.25\nnoise_slope_fixed = true\n", "[likelihood.variance likelihood.lengthscale likelihood.sink likelihood.noise_slope]", 0.25, true},
 	} {
 		sp, err := Decode(strings.NewReader(c.cfg))
 		if err != nil {
@@ -196,8 +200,8 @@ func TestLevelNoiseParameter(t *testing.T) {
 			}
 			if p.Name == "likelihood.noise_slope" {
 				slope = p.Value
-				if b.Fixed[p.Name] {
-					t.Errorf("%q: the slope is pinned", c.cfg)
+				if b.Fixed[p.Name] != c.fixed {
+					t.Errorf("%q: the slope pinned %v, want %v", c.cfg, b.Fixed[p.Name], c.fixed)
 				}
 			}
 		}
