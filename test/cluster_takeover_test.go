@@ -262,11 +262,15 @@ func TestClusterTakeover(t *testing.T) {
 	stored := storedOutputs(t, js)
 	seen.mu.Lock()
 	defer seen.mu.Unlock()
-	dups := 0
+	// The stream is the record a consumer reads; the subscriber on the
+	// subject is core NATS, at most once: while server 1 restarts it can
+	// miss a message the stream stored, so an id missing there must be
+	// stored once, identical, below.
+	dups, unseen := 0, 0
 	for id, want := range ref {
 		cs, ok := seen.byID[id]
 		if !ok {
-			t.Fatalf("%s is missing from the cluster run", id)
+			unseen++
 		}
 		for _, cp := range cs {
 			if !bytes.Equal(cp.data, want) {
@@ -287,6 +291,6 @@ func TestClusterTakeover(t *testing.T) {
 	if len(stored) != len(ref) {
 		t.Fatalf("the output stream holds %d ids, the uninterrupted run published %d", len(stored), len(ref))
 	}
-	t.Logf("%d ids over %d models, every copy byte-identical to the uninterrupted run; %d re-publications (true duplicates) seen on the subject",
-		len(ref), models, dups)
+	t.Logf("%d ids over %d models, every copy byte-identical to the uninterrupted run; %d re-publications (true duplicates) seen on the subject; %d ids stored but not seen by the core subscriber",
+		len(ref), models, dups, unseen)
 }
