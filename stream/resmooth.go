@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/dcgpd/dcgpd/cvi"
@@ -71,6 +72,11 @@ type pendingJob struct {
 	// Its hyperparameters at the start, for snapshots (the job's own
 	// likelihood moves while it re-learns).
 	modelParams, likParams []float64
+	// launched: running (or run) in the background; a job restored from
+	// a snapshot waits for resumeJob. abandoned: given up at its bin
+	// (awaitJob), so its cancellation is counted there, not as a loss.
+	launched  bool
+	abandoned atomic.Bool
 }
 
 // startResmooth hands the window to a background re-smooth, swapped in
@@ -99,7 +105,21 @@ func (r *Runner) startResmooth(ctx context.Context, last int64) {
 		modelParams: job.model.Params(nil), likParams: job.lik.Params(nil)})
 }
 
-// launchJob runs a job in the background.
+// resumeJob launches a re-smooth restored from a snapshot under ctx, the
+// runner's lifetime context (Run's): it then completes however the
+// restore's context ends, and is swapped in at its own bin, as in an
+// uninterrupted run. It does nothing if no restored job waits.
+func (r *Runner) resumeJob(ctx context.Context) {
+	if pj := r.job; pj != nil && !pj.launched {
+		r.log.Info().Int64("apply_at", pj.applyAt).Int("revision", pj.revision).Msg("re-smooth resumed from the snapshot")
+		r.launchJob(ctx, pj)
+	}
+}
+
+// launchJob runs a job in the background under ctx, the runner's
+// lifetime context: it ends with the runner (shutdown, lease lost) or
+// when the job is abandoned at its bin. A job that ends any other way
+// than by delivering its result is logged and counted.
 func (r *Runner) launchJob(ctx context.Context, pj *pendingJob) {
 	job := pj.job
 	job.learn = r.built.Options
@@ -112,10 +132,12 @@ func (r *Runner) launchJob(ctx context.Context, pj *pendingJob) {
 	jctx, cancel := context.WithCancel(ctx)
 	r.cancelJob = cancel
 	r.job = pj
+	pj.launched = true
 	r.dirty = true
 	r.publishView(nil)
 	r.log.Debug().Int("bins", len(job.bins)).Int64("apply_at", pj.applyAt).Msg("re-smooth started")
 	pause := r.faults.ResmoothPause
+	log, outcomes := r.log, r.met.parent.resmoothOut.MustCurryWith(map[string]string{"model": r.cfg.Name})
 	go func() {
 		if pause > 0 {
 			select {
@@ -127,6 +149,10 @@ func (r *Runner) launchJob(ctx context.Context, pj *pendingJob) {
 		select {
 		case r.results <- res:
 		case <-jctx.Done():
+			if !pj.abandoned.Load() {
+				outcomes.WithLabelValues("cancelled").Inc()
+				log.Info().Int64("apply_at", pj.applyAt).Msg("re-smooth cancelled: the runner stopped; its snapshot holds the job, which a restart resumes")
+			}
 		}
 	}()
 }
@@ -163,20 +189,29 @@ func (r *Runner) awaitJob(ctx context.Context) bool {
 	if r.job.res != nil {
 		return true
 	}
+	r.resumeJob(ctx)
 	r.met.resmoothWaits.Inc()
 	wait := r.cfg.Resmooth.MaxWait.Duration
 	if wait == 0 {
 		wait = 5 * time.Minute
 	}
+	began := time.Now()
 	limit := time.NewTimer(wait)
 	defer limit.Stop()
+	// A long wait is logged as it goes, not only when it ends.
+	note := time.NewTicker(min(wait/4, 30*time.Second))
+	defer note.Stop()
 	for r.job.res == nil {
 		select {
 		case res := <-r.results:
 			r.finishJob(res)
+		case <-note.C:
+			r.log.Warn().Int64("apply_at", r.job.applyAt).Dur("waited", time.Since(began).Round(time.Millisecond)).Dur("max_wait", wait).
+				Msg("ingest waiting for the re-smooth due at this bin")
 		case <-limit.C:
 			r.log.Error().Dur("max_wait", wait).Msg("re-smooth abandoned: still running at its bin; the online path goes on with its own state")
 			r.met.parent.resmoothOut.WithLabelValues(r.cfg.Name, "abandoned").Inc()
+			r.job.abandoned.Store(true)
 			if r.cancelJob != nil {
 				r.cancelJob()
 			}

@@ -45,8 +45,11 @@ func (r *Runner) snapshotOf() *snapshot.Model {
 
 // restoreFrom loads a snapshot into a runner that has processed nothing.
 // It checks that the snapshot is of this model's bins and products first
-// and changes nothing on error.
-func (r *Runner) restoreFrom(ctx context.Context, m *snapshot.Model) error {
+// and changes nothing on error. A re-smooth pending in the snapshot is
+// restored but not launched: Run resumes it under the runner's own
+// context (resumeJob), since whatever context restores the state (a
+// takeover's step) may end long before the job's bin.
+func (r *Runner) restoreFrom(_ context.Context, m *snapshot.Model) error {
 	switch {
 	case m.BinWidth != r.cfg.Bin.Duration:
 		return fmt.Errorf("%w: snapshot has bins of %v, the configuration %v (move the snapshot away to start the model afresh)", ErrSnapshotMismatch, m.BinWidth, r.cfg.Bin.Duration)
@@ -112,9 +115,7 @@ func (r *Runner) restoreFrom(ctx context.Context, m *snapshot.Model) error {
 	if m.LastResmooth != 0 {
 		r.lastResmooth = time.Unix(0, m.LastResmooth)
 	}
-	if job != nil {
-		r.launchJob(ctx, job)
-	}
+	r.job, r.cancelJob = job, nil
 	r.dirty = false
 	r.publishView(latest)
 	return nil
