@@ -180,9 +180,10 @@ func (r *Runner) Submit(ctx context.Context, m *ObsMessage, seq uint64, ack Acke
 const inboxSize = 1024
 
 // Run processes the model's input until ctx ends. Queued messages are
-// left to the consumer's redelivery; a re-smooth still running is
-// cancelled (a snapshot holds its inputs); then the state is snapshotted
-// and what it covers acknowledged.
+// left to the consumer's redelivery; a re-smooth restored from a
+// snapshot is resumed under ctx at once, and one still running when ctx
+// ends is cancelled (a snapshot holds its inputs); then the state is
+// snapshotted and what it covers acknowledged.
 func (r *Runner) Run(ctx context.Context) error {
 	var tick, snapTick <-chan time.Time
 	if iv := r.cfg.Resmooth.Interval.Duration; iv > 0 {
@@ -198,6 +199,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	ackTick := time.NewTicker(200 * time.Millisecond)
 	defer ackTick.Stop()
 	defer r.shutdown()
+	// A re-smooth restored from a snapshot runs under this context.
+	r.resumeJob(ctx)
 	for !r.aborted {
 		select {
 		case <-ctx.Done():
