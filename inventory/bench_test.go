@@ -1,0 +1,63 @@
+package inventory
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// benchStation returns a station of capacity c half full with a
+// commuter-like forecast of h bins scaled to about c/8 trips a bin at
+// the peaks, with forecast variance 1 + m/2.
+func benchStation(c, h int) (Station, Forecast, Forecast) {
+	lm, mm := dayRates(h)
+	lv, mv := make([]float64, h), make([]float64, h)
+	scale := math.Max(float64(c)/60, 0.25)
+	for k := range h {
+		lm[k] *= scale
+		mm[k] *= scale
+		lv[k], mv[k] = 1+lm[k]/2, 1+mm[k]/2
+	}
+	return Station{Capacity: c, Bikes: c / 2}, Forecast{lm, lv}, Forecast{mm, mv}
+}
+
+// BenchmarkRisk is one station's risk per call (default configuration,
+// uncertainty integrated), by capacity C and horizon H.
+func BenchmarkRisk(b *testing.B) {
+	for _, size := range []struct{ c, h int }{{10, 24}, {20, 24}, {40, 24}, {80, 24}, {80, 96}} {
+		b.Run(fmt.Sprintf("C=%d/H=%d", size.c, size.h), func(b *testing.B) {
+			st, lam, mu := benchStation(size.c, size.h)
+			pl, err := NewPlanner(DefaultConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var r Risk
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := pl.Risk(&r, st, lam, mu); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRiskAtRates is the same for known rates (the plug-in).
+func BenchmarkRiskAtRates(b *testing.B) {
+	for _, size := range []struct{ c, h int }{{10, 24}, {20, 24}, {40, 24}, {80, 24}} {
+		b.Run(fmt.Sprintf("C=%d/H=%d", size.c, size.h), func(b *testing.B) {
+			st, lam, mu := benchStation(size.c, size.h)
+			pl, err := NewPlanner(DefaultConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var r Risk
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := pl.RiskAtRates(&r, st, lam.Mean, mu.Mean); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,117 @@
+package inventory
+
+import (
+	"fmt"
+	"math"
+)
+
+// Planner computes stations' inventory risk. It holds scratch memory:
+// one Planner serves one goroutine at a time; with warm scratch a call
+// allocates nothing.
+type Planner struct {
+	cfg Config
+	// Gauss–Hermite rules over the shared and the per-bin shocks.
+	sharedZ, sharedW, binZ, binW []float64
+	// point is the one-node rule {z = 0, weight 1} of a certain flow.
+	point []float64
+	ch    chain
+	// The forward pass's three distributions (reflecting, 0 absorbing,
+	// C absorbing), their next values and one node's sweep; the
+	// backward pass's cost-to-go, its next value and one node's sweep.
+	p, e, f, pn, en, fn, tmp []float64
+	v, vn                    []float64
+	// One outer node's rates per bin, before the per-bin shock.
+	lamSD, muSD []float64
+}
+
+// NewPlanner returns a Planner for cfg, or an error naming the first
+// setting out of range.
+func NewPlanner(cfg Config) (*Planner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Planner{cfg: cfg, point: []float64{0, 1}}
+	p.sharedZ, p.sharedW = normalRule(cfg.SharedNodes)
+	p.binZ, p.binW = normalRule(cfg.BinNodes)
+	p.ch.tol = cfg.Tolerance
+	return p, nil
+}
+
+// Config returns the Planner's settings.
+func (p *Planner) Config() Config { return p.cfg }
+
+// Risk writes the inventory outlook of st into dst with the forecasts'
+// uncertainty integrated: the expectations over the rate paths of the
+// Config's correlation model, by Gauss–Hermite quadrature (see the
+// package documentation). pickups and returns must cover the same bins.
+func (p *Planner) Risk(dst *Risk, st Station, pickups, returns Forecast) error {
+	if err := p.check(st, len(pickups.Mean), len(returns.Mean)); err != nil {
+		return err
+	}
+	if err := checkForecast("pickups", pickups); err != nil {
+		return err
+	}
+	if err := checkForecast("returns", returns); err != nil {
+		return err
+	}
+	return p.run(dst, st, pickups, returns)
+}
+
+// RiskAtRates writes the inventory outlook of st into dst for known
+// rates: lambda[k] pickups and mu[k] returns per bin (a plug-in of point
+// forecasts, or a baseline's rates). lambda and mu must have the same
+// length.
+func (p *Planner) RiskAtRates(dst *Risk, st Station, lambda, mu []float64) error {
+	if err := p.check(st, len(lambda), len(mu)); err != nil {
+		return err
+	}
+	for k := range lambda {
+		if err := p.checkRate("pickup", k, lambda[k]); err != nil {
+			return err
+		}
+		if err := p.checkRate("return", k, mu[k]); err != nil {
+			return err
+		}
+	}
+	return p.run(dst, st, Forecast{Mean: lambda}, Forecast{Mean: mu})
+}
+
+func (p *Planner) check(st Station, nl, nm int) error {
+	switch {
+	case st.Capacity < 0:
+		return fmt.Errorf("inventory: capacity %d is negative", st.Capacity)
+	case st.Capacity > p.cfg.MaxCapacity:
+		return fmt.Errorf("inventory: capacity %d above the configured maximum %d", st.Capacity, p.cfg.MaxCapacity)
+	case st.Bikes < 0 || st.Bikes > st.Capacity:
+		return fmt.Errorf("inventory: %d bikes outside 0..%d (the capacity)", st.Bikes, st.Capacity)
+	case nl != nm:
+		return fmt.Errorf("inventory: %d pickup bins but %d return bins", nl, nm)
+	case nl == 0:
+		return fmt.Errorf("inventory: no forecast bins")
+	case p.cfg.PlanningBins > nl:
+		return fmt.Errorf("inventory: planning over %d bins but the forecasts hold %d", p.cfg.PlanningBins, nl)
+	}
+	return nil
+}
+
+func (p *Planner) checkRate(flow string, k int, r float64) error {
+	if !(r >= 0 && r <= p.cfg.MaxRate) {
+		return fmt.Errorf("inventory: %s rate %v in bin %d is not in [0, %v]", flow, r, k, p.cfg.MaxRate)
+	}
+	return nil
+}
+
+func checkForecast(flow string, f Forecast) error {
+	if len(f.Var) != len(f.Mean) {
+		return fmt.Errorf("inventory: %s forecast has %d means but %d variances", flow, len(f.Mean), len(f.Var))
+	}
+	for k, m := range f.Mean {
+		if math.IsNaN(m) || math.IsInf(m, 0) {
+			return fmt.Errorf("inventory: %s forecast mean %v in bin %d is not finite", flow, m, k)
+		}
+		if v := f.Var[k]; !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("inventory: %s forecast variance %v in bin %d is not a finite number ≥ 0", flow, v, k)
+		}
+	}
+	return nil
+}
