@@ -35,8 +35,15 @@ func TestBaselines(t *testing.T) {
 		{"seasonal naive h=24", seasonalNaive{s}, 24, 624 - week},
 		// last bin 600, yesterday 601-24, weeks 601-168·{1,2,3}
 		{"hm h=1", historicalMean{s}, 1, (600 + 577 + 433 + 265 + 97) / 5.0},
-		// h=24: P1 is the origin itself (600 twice)
-		{"hm h=24", historicalMean{s}, 24, (600 + 600 + 456 + 288 + 120) / 5.0},
+		// h=24: the target's bin the day before is the origin, already
+		// C1; P1 is the day before it, T3 the weeks before t
+		{"hm h=24", historicalMean{s}, 24, (600 + 576 + 456 + 288 + 120) / 5.0},
+		// h=168: the target's bin a week before is the origin; P1 and
+		// T3 strictly before it
+		{"hm h=168", historicalMean{s}, 168, (600 + 576 + 432 + 264 + 96) / 5.0},
+		// h=150: P1 (the target's bin 7 days back, 600-18) is T3's
+		// first bin, taken once
+		{"hm h=150", historicalMean{s}, 150, (600 + 582 + 414 + 246) / 4.0},
 		// K=4 weeks back from 668-168=500: 500, 332 (censored), 164; -4 is before the data
 		{"bow h=68", binOfWeekMean{s, 4}, 68, (500 + 164) / 2.0},
 	} {

@@ -31,28 +31,47 @@ func (b seasonalNaive) predict(t, h, k int) (float64, float64) {
 }
 
 // historicalMean is HM(C1,P1,T3), the UCTB benchmark's best hourly
-// configuration: the mean of the last bin, the target's bin the day
-// before (the last such day observed at the origin) and the target's bin
-// in each of the last three weeks, missing values left out; its spread is
-// the sample standard deviation of those values.
+// configuration: the mean of the last bin t (C1), the target's bin of the
+// day in the last day before t (P1) and the target's bin of the week in
+// each of the last three weeks before t (T3), missing values left out;
+// its spread is the sample standard deviation of those values. P1 and T3
+// are taken strictly before t, so that at h = 24 (or h = 168) the origin,
+// already C1, is not counted a second time: the five bins are distinct
+// for every h below 144 (from there P1 may be T3's first bin, then taken
+// once).
 type historicalMean struct{ season }
 
 func (historicalMean) name() string { return "hm-c1p1t3" }
 
 func (b historicalMean) predict(t, h, k int) (float64, float64) {
-	vals := make([]float64, 0, 5)
+	var vals [5]float64
+	var bins [5]int
+	n := 0
 	add := func(s int) {
-		if s >= 0 && s <= t && !math.IsNaN(b.g.Y[s][k]) {
-			vals = append(vals, b.g.Y[s][k])
+		if s < 0 || s > t || math.IsNaN(b.g.Y[s][k]) {
+			return
 		}
+		for _, x := range bins[:n] {
+			if x == s {
+				return
+			}
+		}
+		bins[n], vals[n] = s, b.g.Y[s][k]
+		n++
 	}
 	add(t)
-	add(t + h - b.day*ceilDiv(h, b.day))
-	w := t + h - b.week*ceilDiv(h, b.week)
+	add(lastBefore(t, t+h, b.day))
+	w := lastBefore(t, t+h, b.week)
 	for j := 0; j < 3; j++ {
 		add(w - j*b.week)
 	}
-	return meanSD(vals)
+	return meanSD(vals[:n])
+}
+
+// lastBefore is the latest bin strictly before t that is a whole number
+// of periods before target (target > t).
+func lastBefore(t, target, period int) int {
+	return target - period*((target-t)/period+1)
 }
 
 // binOfWeekMean is the mean of the target's bin of the week over the last
