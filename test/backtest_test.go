@@ -143,6 +143,9 @@ func TestBacktestRejectsBadInput(t *testing.T) {
 		{[]string{"--obs", obs, "--train-days", "5"}, "evaluation start"},
 		{[]string{"--obs", obs, "--truth", truth, "--train-days", "0.02"}, "true_demand"},
 		{[]string{"--obs", obs, "--format", "xml"}, "xml"},
+		{[]string{"--obs", obs, "--by", "week"}, "week"},
+		{[]string{"--obs", obs, "--daemon-config", "dcgpd.toml", "--relearn"}, "--daemon-config"},
+		{[]string{"--obs", obs, "--daemon-config", filepath.Join(dir, "absent.toml")}, "absent.toml"},
 	} {
 		code, _, stderr := runCLI(t, append([]string{"backtest"}, c.args...)...)
 		if code == 0 || !strings.Contains(stderr, c.want) {

@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/internal/backtest"
 	"github.com/dcgpd/dcgpd/internal/plotstyle"
 	"github.com/dcgpd/dcgpd/stream"
@@ -41,6 +42,14 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	bin := fs.Duration("bin", time.Hour, "bin width")
 	originText := fs.String("origin", "1970-01-01T00:00:00Z", "bin origin, RFC 3339")
 	resmooth := fs.Int("resmooth-every", 24, "re-smooth every this many bins as the daemon would (0: off)")
+	window := fs.Int("resmooth-window", stream.DefaultModelConfig().Resmooth.Window, "bins each re-smooth (and re-learn) works on, as [models.resmooth] window")
+	relearn := fs.Bool("relearn", false, "re-learn the hyperparameters at each re-smooth, as [models.resmooth] relearn = true")
+	daemonPath := fs.String("daemon-config", "", "a daemon configuration (dcgpd.toml): run its model's [models.resmooth] and [models.online] "+
+		"(and, without --config, its [models.model]/[models.fit] or model_file) instead of the --resmooth-* and --relearn flags")
+	daemonModel := fs.String("daemon-model", "", "the [[models]] entry of --daemon-config to run (default: its only one)")
+	warmup := fs.Int("warmup-bins", -1, "bins before the evaluation start streamed first (the daemon starts there from its prior, as one started then); -1: every bin from the first")
+	by := fs.String("by", "", `"month": the scores per calendar month too (a table, or a leading month column in CSV)`)
+	unconstrainWeeks := fs.Int("unconstrain-weeks", 8, "weeks of a product's sales the EM and PD nowcast baselines fit")
 	format := fs.String("format", "table", "table | csv")
 	plotPath := fs.String("plot", "", "PNG of the forecast fan against the truth for the most censored products")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
@@ -56,8 +65,16 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stderr, "dcgpd backtest: --format %q is not table or csv\n", *format)
 		return errUsage
 	}
-	if *bin <= 0 || *horizon < 1 || *weeks < 1 || *resmooth < 0 || !(*trainDays > 0) {
-		fmt.Fprintln(stderr, "dcgpd backtest: --bin, --horizon, --weeks and --train-days must be positive, --resmooth-every >= 0")
+	if *by != "" && *by != "month" {
+		fmt.Fprintf(stderr, "dcgpd backtest: --by %q is not month\n", *by)
+		return errUsage
+	}
+	if *bin <= 0 || *horizon < 1 || *weeks < 1 || *unconstrainWeeks < 1 || *resmooth < 0 || *window < 2 || !(*trainDays > 0) {
+		fmt.Fprintln(stderr, "dcgpd backtest: --bin, --horizon, --weeks, --unconstrain-weeks and --train-days must be positive, --resmooth-every >= 0, --resmooth-window >= 2")
+		return errUsage
+	}
+	if *daemonPath != "" && (setFlag(fs, "resmooth-every") || setFlag(fs, "resmooth-window") || setFlag(fs, "relearn")) {
+		fmt.Fprintln(stderr, "dcgpd backtest: --daemon-config sets the re-smoothing; give it or --resmooth-every, --resmooth-window and --relearn")
 		return errUsage
 	}
 	horizons, err := parseHorizons(*horizonsText, *horizon)
@@ -73,10 +90,21 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	o := backtest.Options{Spec: sp, Obs: obs, Products: prods, Bin: *bin, Origin: origin, Horizon: *horizon,
-		Horizons: horizons, Weeks: *weeks}
-	rs := stream.DefaultModelConfig().Resmooth
-	rs.EveryBins = *resmooth
-	o.Resmooth = &rs
+		Horizons: horizons, Weeks: *weeks, UnconstrainWeeks: *unconstrainWeeks, ByMonth: *by == "month", Warmup: *warmup}
+	if *daemonPath != "" {
+		dm, err := daemonModelConfig(*daemonPath, *daemonModel)
+		if err != nil {
+			return err
+		}
+		o.Resmooth, o.Online = &dm.Resmooth, &dm.Online
+		if *cfgPath == "" {
+			o.Spec = spec.Spec{Model: dm.Model, Fit: dm.Fit}
+		}
+	} else {
+		rs := stream.DefaultModelConfig().Resmooth
+		rs.EveryBins, rs.Window, rs.Relearn = *resmooth, *window, *relearn
+		o.Resmooth = &rs
+	}
 	if !*quiet {
 		o.Progress = func(s string) { fmt.Fprintln(stderr, s) }
 	}
@@ -110,6 +138,34 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return res.Report.WriteCSV(stdout)
 	}
 	return res.Report.WriteTable(stdout)
+}
+
+// setFlag reports whether the flag name was given.
+func setFlag(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// daemonModelConfig is the model entry name (or the only one) of the
+// daemon configuration at path.
+func daemonModelConfig(path, name string) (stream.ModelConfig, error) {
+	c, err := stream.LoadConfig(path)
+	if err != nil {
+		return stream.ModelConfig{}, fmt.Errorf("--daemon-config: %w", err)
+	}
+	if name == "" {
+		if len(c.Models) != 1 {
+			return stream.ModelConfig{}, fmt.Errorf("--daemon-config %s has %d models: name one with --daemon-model", path, len(c.Models))
+		}
+		return c.Models[0], nil
+	}
+	for _, m := range c.Models {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	return stream.ModelConfig{}, fmt.Errorf("--daemon-model: %s has no model %q", path, name)
 }
 
 // parseHorizons parses a comma-separated list of horizons in 1..h.
@@ -153,7 +209,7 @@ func backtestPlot(path string, res *backtest.Result, n int) error {
 		if err != nil {
 			return err
 		}
-		p.Title.Text = fmt.Sprintf("%s: %.0f%% of evaluated bins censored", g.Products[order[j]], 100*frac[order[j]]/float64(max(1, g.Len()-f.From)))
+		p.Title.Text = fmt.Sprintf("%s: %.0f%% of the plotted bins censored", g.Products[order[j]], 100*frac[order[j]]/float64(max(1, g.Len()-f.From)))
 		plots[j] = []*plot.Plot{p}
 	}
 	c := vgimg.PngCanvas{Canvas: vgimg.New(28*vg.Centimeter, vg.Length(n)*7*vg.Centimeter)}

@@ -34,17 +34,33 @@ type Options struct {
 	Horizons []int
 	// Weeks is K of the bin-of-week mean (default 4).
 	Weeks int
-	// Resmooth is the daemon's re-smoothing schedule (the daemon's
-	// defaults when zero: stream.DefaultModelConfig).
+	// UnconstrainWeeks is how many weeks the unconstraining baselines fit
+	// (default 8).
+	UnconstrainWeeks int
+	// ByMonth adds the scores per calendar month (Report.Periods).
+	ByMonth bool
+	// Resmooth is the daemon's re-smoothing and re-learning
+	// ([models.resmooth]), Online its per-bin step ([models.online]); the
+	// daemon's defaults when nil (stream.DefaultModelConfig).
 	Resmooth *stream.ResmoothConfig
+	Online   *stream.OnlineConfig
+	// Warmup is how many bins before EvalFrom are streamed (the runner
+	// starts there from its prior, as a daemon started then); negative:
+	// every bin from the first (the filter runs over the training span).
+	Warmup int
+	// Tail is how many of the last origins' forecasts Result.Forecasts
+	// keeps (default a week of bins and the horizon: what the plot draws);
+	// every origin is scored as it is published and not kept.
+	Tail int
 	// Progress, if not nil, receives one line per stage.
 	Progress func(string)
 }
 
 // Result is a backtest's report with the data and forecasts behind it.
 type Result struct {
-	Report    *Report
-	Grid      *Grid
+	Report *Report
+	Grid   *Grid
+	// Forecasts are the last Options.Tail origins' forecasts.
 	Forecasts *Forecasts
 	// Model is the model the daemon ran (with learned values).
 	Model stream.ModelConfig
@@ -81,6 +97,9 @@ func (o Options) Run(ctx context.Context) (*Result, error) {
 	if o.Resmooth != nil {
 		m.Resmooth = *o.Resmooth
 	}
+	if o.Online != nil {
+		m.Online = *o.Online
+	}
 	m.Geographic = o.Products.Geographic
 	for k, p := range o.Products.Names {
 		pc := stream.ProductConfig{Name: p}
@@ -99,14 +118,27 @@ func (o Options) Run(ctx context.Context) (*Result, error) {
 		res.Learn = time.Since(began)
 	}
 	res.Model = m
+	sc, err := newScorer(g, o.Horizon, ScoreOptions{Horizons: o.Horizons, Weeks: o.Weeks, UnconstrainWeeks: o.UnconstrainWeeks, ByMonth: o.ByMonth})
+	if err != nil {
+		return nil, err
+	}
+	tail := o.Tail
+	if tail <= 0 {
+		tail = binsPer(7*24*time.Hour, o.Bin) + o.Horizon
+	}
 	began := time.Now()
-	if res.Forecasts, err = Run(ctx, g, m, RunOptions{From: from}); err != nil {
+	start := 0
+	if o.Warmup >= 0 {
+		start = max(0, from-o.Warmup)
+	}
+	if res.Forecasts, err = Run(ctx, g, m, RunOptions{Start: start, From: max(from, g.Len()-tail), score: sc, scoreFrom: from}); err != nil {
 		return nil, err
 	}
 	res.Stream = time.Since(began)
 	if o.Progress != nil {
-		o.Progress(fmt.Sprintf("streamed %d bins × %d products through the daemon's runner in %.2fs", g.Len(), len(g.Products), res.Stream.Seconds()))
+		o.Progress(fmt.Sprintf("streamed %d bins × %d products through the daemon's runner in %.2fs; re-smooths by outcome %v, %.2fs in all",
+			g.Len()-start, len(g.Products), res.Stream.Seconds(), res.Forecasts.Resmooths, res.Forecasts.ResmoothTime.Seconds()))
 	}
-	res.Report, err = Evaluate(g, res.Forecasts, ScoreOptions{Horizons: o.Horizons, Weeks: o.Weeks})
-	return res, err
+	res.Report = sc.report(from)
+	return res, nil
 }

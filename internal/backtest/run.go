@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/dcgpd/dcgpd/stream"
@@ -29,15 +30,27 @@ type Forecasts struct {
 	// Messages are the filtered messages as published (JSON), one per
 	// origin, when Options.Keep is set.
 	Messages [][]byte
+	// Resmooths counts the runner's re-smooths by outcome (its
+	// dcgpd_resmooth_total: swapped, kept_hyperparameters, failed,
+	// abandoned); ResmoothTime is their total duration.
+	Resmooths    map[string]int
+	ResmoothTime time.Duration
 }
 
 // RunOptions configure Run.
 type RunOptions struct {
-	// From is the first origin bin recorded (earlier bins only move the
-	// filter).
+	// From is the first origin bin recorded in the returned Forecasts
+	// (earlier bins only move the filter).
 	From int
+	// Start is the first bin streamed (the runner starts there from its
+	// prior, as a daemon started then would); at most From.
+	Start int
 	// Keep records the published messages' bytes.
 	Keep bool
+	// score, if not nil, scores every origin from scoreFrom on as it is
+	// published (Options.Run: nothing scored is kept).
+	score     *scorer
+	scoreFrom int
 }
 
 // Run feeds every bin of g through a stream.Runner built from m (the
@@ -63,8 +76,13 @@ func Run(ctx context.Context, g *Grid, m stream.ModelConfig, opts RunOptions) (*
 	if opts.Keep {
 		f.Messages = make([][]byte, max(0, n-opts.From))
 	}
-	sink := &collector{g: g, f: f, want: n, done: make(chan struct{}), keep: opts.Keep}
-	r, err := stream.NewRunner(&c, m, sink, zerolog.Nop(), stream.NewMetrics(nil))
+	if opts.Start < 0 || opts.Start > opts.From {
+		return nil, fmt.Errorf("the first bin streamed (%d) is not in 0..%d, the first recorded", opts.Start, opts.From)
+	}
+	sink := &collector{g: g, f: f, want: n - opts.Start, done: make(chan struct{}), keep: opts.Keep, score: opts.score, scoreFrom: opts.scoreFrom,
+		pub: newPublished(m.Horizon, len(g.Products))}
+	reg := prometheus.NewRegistry()
+	r, err := stream.NewRunner(&c, m, sink, zerolog.Nop(), stream.NewMetrics(reg))
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +93,7 @@ func Run(ctx context.Context, g *Grid, m stream.ModelConfig, opts RunOptions) (*
 	defer stop()
 	runDone := make(chan error, 1)
 	go func() { runDone <- r.Run(rctx) }()
-	for i := 0; i < n; i++ {
+	for i := opts.Start; i < n; i++ {
 		if err := r.Submit(rctx, binMessage(g, m.Name, i), 0, nil); err != nil {
 			return nil, err
 		}
@@ -89,14 +107,38 @@ func Run(ctx context.Context, g *Grid, m stream.ModelConfig, opts RunOptions) (*
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case err := <-runDone:
-		return nil, fmt.Errorf("the runner stopped after %d of %d bins: %v", sink.count(), n, err)
+		return nil, fmt.Errorf("the runner stopped after %d of %d bins: %v", sink.count(), n-opts.Start, err)
 	}
 	stop()
 	<-runDone
 	if sink.err != nil {
 		return nil, sink.err
 	}
+	f.Resmooths, f.ResmoothTime = resmoothMetrics(reg)
 	return f, nil
+}
+
+// resmoothMetrics reads the re-smooths' outcomes and total duration from
+// the runner's metrics.
+func resmoothMetrics(reg *prometheus.Registry) (map[string]int, time.Duration) {
+	out := map[string]int{}
+	var secs float64
+	fams, _ := reg.Gather() // a fresh registry of the runner's own metrics
+	for _, fam := range fams {
+		for _, m := range fam.GetMetric() {
+			switch fam.GetName() {
+			case "dcgpd_resmooth_total":
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "outcome" {
+						out[l.GetValue()] += int(m.GetCounter().GetValue())
+					}
+				}
+			case "dcgpd_resmooth_seconds":
+				secs += m.GetHistogram().GetSampleSum()
+			}
+		}
+	}
+	return out, time.Duration(secs * float64(time.Second))
 }
 
 // binMessage is bin i of g as the daemon's input message.
@@ -118,8 +160,8 @@ func binMessage(g *Grid, model string, i int) *stream.ObsMessage {
 }
 
 // collector is the in-memory sink: it decodes every filtered message the
-// runner publishes into the forecasts, as a consumer of the daemon's
-// output subject would.
+// runner publishes, as a consumer of the daemon's output subject would,
+// into the forecasts it records and into the scorer.
 type collector struct {
 	mu   sync.Mutex
 	g    *Grid
@@ -129,6 +171,10 @@ type collector struct {
 	keep bool
 	err  error
 	done chan struct{}
+	// score scores the origins from scoreFrom on through pub (reused).
+	score     *scorer
+	scoreFrom int
+	pub       *published
 }
 
 func (s *collector) count() int {
@@ -150,10 +196,16 @@ func (s *collector) Publish(_, _ string, data []byte, done func(error)) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i, ok := s.g.Index(m.BinStart); ok && i >= s.f.From {
-		s.record(i-s.f.From, &m)
-		if s.keep {
-			s.f.Messages[i-s.f.From] = append([]byte(nil), data...)
+	if i, ok := s.g.Index(m.BinStart); ok && (i >= s.f.From || s.score != nil && i >= s.scoreFrom) {
+		s.pub.fill(&m, len(s.g.Products))
+		if i >= s.f.From {
+			s.record(i - s.f.From)
+			if s.keep {
+				s.f.Messages[i-s.f.From] = append([]byte(nil), data...)
+			}
+		}
+		if s.score != nil && i >= s.scoreFrom {
+			s.score.origin(i, s.pub)
 		}
 	}
 	s.n++
@@ -162,22 +214,46 @@ func (s *collector) Publish(_, _ string, data []byte, done func(error)) {
 	}
 }
 
-// record files origin o's estimate (h = 0), its realised demand and the
-// forecasts.
-func (s *collector) record(o int, m *stream.LatentMessage) {
+// record files origin o's published numbers (s.pub): its estimate
+// (h = 0), its realised demand and its forecasts.
+func (s *collector) record(o int) {
+	for h := range s.f.Mean {
+		copy(s.f.Mean[h][o], s.pub.mean[h])
+		copy(s.f.PredVar[h][o], s.pub.vars[h])
+	}
+	copy(s.f.Demand[o], s.pub.demand)
+	copy(s.f.DemandVar[o], s.pub.demandVar)
+}
+
+// newPublished allocates one origin's numbers for H horizons and np
+// products.
+func newPublished(H, np int) *published {
+	return &published{mean: nanMatrix(H+1, np), vars: nanMatrix(H+1, np), demand: make([]float64, np), demandVar: make([]float64, np)}
+}
+
+// fill sets p from a filtered message (NaN where it has no value).
+func (p *published) fill(m *stream.LatentMessage, np int) {
+	for h := range p.mean {
+		for k := range p.mean[h] {
+			p.mean[h][k], p.vars[h][k] = math.NaN(), math.NaN()
+		}
+	}
+	for k := range p.demand {
+		p.demand[k], p.demandVar[k] = math.NaN(), math.NaN()
+	}
 	put := func(h int, es []stream.Estimate) {
-		if h < 0 || h > s.f.H || len(es) != len(s.g.Products) {
+		if h < 0 || h >= len(p.mean) || len(es) != np {
 			return
 		}
 		for k, e := range es {
-			s.f.Mean[h][o][k], s.f.PredVar[h][o][k] = e.Mean, e.PredVar
+			p.mean[h][k], p.vars[h][k] = e.Mean, e.PredVar
 		}
 	}
 	put(0, m.Estimates)
-	if len(m.Estimates) == len(s.g.Products) {
+	if len(m.Estimates) == np {
 		for k, e := range m.Estimates {
 			if e.Demand != nil && e.DemandVar != nil {
-				s.f.Demand[o][k], s.f.DemandVar[o][k] = *e.Demand, *e.DemandVar
+				p.demand[k], p.demandVar[k] = *e.Demand, *e.DemandVar
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package backtest
 
 import (
-	"fmt"
 	"math"
 	"time"
 )
@@ -71,13 +70,16 @@ func crpsGaussian(m, s, y float64) float64 {
 	return s * (z*(2*cdf-1) + 2*pdf - 1/math.Sqrt(math.Pi))
 }
 
-// Subsets of scored cells.
+// Subsets of scored cells: every cell, and the cells whose observation
+// was censored (a stock-out) or not.
 const (
-	All      = "all"
-	Censored = "censored"
+	All        = "all"
+	Censored   = "censored"
+	Uncensored = "uncensored"
 )
 
-// Row is one method's score at one horizon on one subset.
+// Row is one method's score at one horizon on one subset. Horizon 0 is
+// the nowcast: the estimate of the origin bin itself.
 type Row struct {
 	Method  string
 	Subset  string
@@ -85,32 +87,43 @@ type Row struct {
 	Score   Score
 }
 
-// Nowcast compares, on censored cells with a known truth, the model's
-// estimates of the bin itself (h = 0) with the observed (censored) value:
-// Model is the realised demand it publishes (the demand that occurred,
-// stream.Estimate.Demand, with its sd), Latent its filtered latent mean
-// (with the sd of pred_var). All three are scored on the same cells; a
-// model that publishes no realised demand (a count likelihood) has
-// Model.N = 0, and Latent and Observed are scored where the latent is.
-type Nowcast struct {
-	Model, Latent, Observed Score
+// Period is the scores of the cells whose bin (the forecast's target, the
+// nowcast's own bin) lies in one calendar month (UTC).
+type Period struct {
+	// Name is the month, "2006-01"; Start its first instant.
+	Name  string
+	Start time.Time
+	Rows  []Row
 }
 
-// Report is a backtest's result.
+// Find returns the row of method, subset and horizon (nil if none).
+func (p *Period) Find(method, subset string, h int) *Row { return findRow(p.Rows, method, subset, h) }
+
+// Report is a backtest's result. Rows hold the forecasts' scores at each
+// horizon (methods: ModelName, then the baselines), subsets All,
+// Censored and Uncensored, on the same cells for every method; and the
+// nowcasts' (horizon 0: ModelName is the realised demand the model
+// publishes, LatentName its latent mean, "observed" the observation, EMName
+// and PDName the unconstraining baselines) on censored cells, the first
+// three also on uncensored cells. Periods split them by calendar month
+// when asked (ScoreOptions.ByMonth).
 type Report struct {
-	Methods  []string
-	Horizons []int
-	Rows     []Row
-	Nowcast  Nowcast
+	Methods    []string
+	Nowcasters []string
+	Horizons   []int
+	Rows       []Row
+	Periods    []Period
 	// Origins is the number of origin bins scored; EvalStart the first.
 	Origins   int
 	EvalStart time.Time
 }
 
 // Find returns the row of method, subset and horizon (nil if none).
-func (r *Report) Find(method, subset string, h int) *Row {
-	for i := range r.Rows {
-		if x := &r.Rows[i]; x.Method == method && x.Subset == subset && x.Horizon == h {
+func (r *Report) Find(method, subset string, h int) *Row { return findRow(r.Rows, method, subset, h) }
+
+func findRow(rows []Row, method, subset string, h int) *Row {
+	for i := range rows {
+		if x := &rows[i]; x.Method == method && x.Subset == subset && x.Horizon == h {
 			return x
 		}
 	}
@@ -124,18 +137,8 @@ const ModelName = "dcgpd"
 // nowcast's ModelName row is the realised demand).
 const LatentName = "dcgpd-latent"
 
-// model turns the runner's forecasts into a forecaster.
-type model struct{ f *Forecasts }
-
-func (model) name() string { return ModelName }
-
-func (m model) predict(t, h, k int) (float64, float64) {
-	o := t - m.f.From
-	if h > m.f.H || o < 0 || o >= len(m.f.Mean[h]) {
-		return math.NaN(), 0
-	}
-	return m.f.Mean[h][o][k], math.Sqrt(math.Max(m.f.PredVar[h][o][k], 0))
-}
+// ObservedName is the method name of the nowcast by the observation.
+const ObservedName = "observed"
 
 // ScoreOptions configure Evaluate.
 type ScoreOptions struct {
@@ -143,6 +146,11 @@ type ScoreOptions struct {
 	Horizons []int
 	// Weeks is K of the bin-of-week mean (default 4).
 	Weeks int
+	// UnconstrainWeeks is how many weeks of a product's sales the
+	// unconstraining baselines fit (default 8; unconstrainSample).
+	UnconstrainWeeks int
+	// ByMonth adds the scores per calendar month (Report.Periods).
+	ByMonth bool
 }
 
 // Evaluate scores the model's forecasts f and the baselines on every
@@ -150,92 +158,18 @@ type ScoreOptions struct {
 // known and for which every method has a forecast (the same cells for
 // all). The grid's bins must divide a day.
 func Evaluate(g *Grid, f *Forecasts, o ScoreOptions) (*Report, error) {
-	day, week := binsPer(24*time.Hour, g.Width), binsPer(7*24*time.Hour, g.Width)
-	if day == 0 {
-		return nil, fmt.Errorf("the bin width %v does not divide a day: the seasonal baselines need it to", g.Width)
+	s, err := newScorer(g, f.H, o)
+	if err != nil {
+		return nil, err
 	}
-	if o.Weeks <= 0 {
-		o.Weeks = 4
-	}
-	s := season{g: g, day: day, week: week}
-	methods := []forecaster{model{f}, seasonalNaive{s}, historicalMean{s}, binOfWeekMean{s, o.Weeks}}
-	rep := &Report{Horizons: o.Horizons, Origins: max(0, g.Len()-f.From), EvalStart: g.BinStart(f.From)}
-	for _, m := range methods {
-		rep.Methods = append(rep.Methods, m.name())
-	}
-	for _, h := range o.Horizons {
-		if h < 1 || h > f.H {
-			return nil, fmt.Errorf("horizon %d is outside 1..%d (the model's horizon)", h, f.H)
-		}
-		scores := make([][2]Score, len(methods))
-		means, sds := make([]float64, len(methods)), make([]float64, len(methods))
-		for t := f.From; t+h < g.Len(); t++ {
-			for k := range g.Products {
-				y := g.Truth[t+h][k]
-				if math.IsNaN(y) {
-					continue
-				}
-				ok := true
-				for j, m := range methods {
-					means[j], sds[j] = m.predict(t, h, k)
-					ok = ok && !math.IsNaN(means[j]) && !math.IsNaN(sds[j])
-				}
-				if !ok {
-					continue
-				}
-				for j := range methods {
-					scores[j][0].add(means[j], sds[j], y)
-					if g.Censored[t+h][k] {
-						scores[j][1].add(means[j], sds[j], y)
-					}
-				}
-			}
-		}
-		for j, m := range methods {
-			rep.Rows = append(rep.Rows, Row{Method: m.name(), Subset: All, Horizon: h, Score: scores[j][0]},
-				Row{Method: m.name(), Subset: Censored, Horizon: h, Score: scores[j][1]})
-		}
-	}
-	scoreNowcast(g, f, &rep.Nowcast)
-	return rep, nil
-}
-
-// scoreNowcast scores the nowcasts of the censored cells with a known
-// truth from f.From on (see Nowcast).
-func scoreNowcast(g *Grid, f *Forecasts, nc *Nowcast) {
-	realised := f.hasDemand()
+	p := published{mean: make([][]float64, f.H+1), vars: make([][]float64, f.H+1)}
 	for t := f.From; t < g.Len(); t++ {
-		for k := range g.Products {
-			y := g.Truth[t][k]
-			if !g.Censored[t][k] || math.IsNaN(y) {
-				continue
-			}
-			m, sd := (model{f}).predict(t, 0, k)
-			if math.IsNaN(m) {
-				continue
-			}
-			if realised {
-				d := f.Demand[t-f.From][k]
-				if math.IsNaN(d) {
-					continue
-				}
-				nc.Model.add(d, math.Sqrt(math.Max(f.DemandVar[t-f.From][k], 0)), y)
-			}
-			nc.Latent.add(m, sd, y)
-			nc.Observed.add(g.Y[t][k], 0, y)
+		o := t - f.From
+		for h := range p.mean {
+			p.mean[h], p.vars[h] = f.Mean[h][o], f.PredVar[h][o]
 		}
+		p.demand, p.demandVar = f.Demand[o], f.DemandVar[o]
+		s.origin(t, &p)
 	}
-}
-
-// hasDemand reports whether the runner published a realised demand for
-// any cell.
-func (f *Forecasts) hasDemand() bool {
-	for _, row := range f.Demand {
-		for _, d := range row {
-			if !math.IsNaN(d) {
-				return true
-			}
-		}
-	}
-	return false
+	return s.report(f.From), nil
 }
