@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/stream/gbfs"
+)
+
+// runGBFS polls a GBFS system and publishes its station status to a
+// daemon.
+func runGBFS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dcgpd gbfs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := gbfs.DefaultConfig()
+	fs.StringVar(&cfg.URL, "url", "", "the system's auto-discovery file, gbfs.json (GBFS 2.3 or 3.0) (required)")
+	fs.StringVar(&cfg.Feed, "feed", "", "feed name: publishes to <prefix>.status.<feed> (required)")
+	url := fs.String("nats", envOr("NATS_URL", nats.DefaultURL), "NATS server URL(s), comma-separated (default $NATS_URL, else nats://127.0.0.1:4222)")
+	fs.StringVar(&cfg.Prefix, "prefix", cfg.Prefix, "subject prefix (the daemon's nats.prefix)")
+	fs.StringVar(&cfg.Language, "language", cfg.Language, "language of the 2.3 feed list and of 3.0 station names")
+	fs.DurationVar(&cfg.MinInterval, "min-interval", cfg.MinInterval, "shortest wait between polls (station_status's ttl is used, bounded by these)")
+	fs.DurationVar(&cfg.MaxInterval, "max-interval", cfg.MaxInterval, "longest wait between polls")
+	fs.DurationVar(&cfg.RefreshInterval, "refresh", cfg.RefreshInterval, "re-read gbfs.json and station_information at least this often")
+	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "per HTTP request")
+	fs.DurationVar(&cfg.MaxFeedAge, "max-feed-age", cfg.MaxFeedAge, "refuse a station_status whose last_updated is older")
+	fs.DurationVar(&cfg.MaxReportAge, "max-report-age", cfg.MaxReportAge, "skip a station whose last_reported is this much older than last_updated")
+	metrics := fs.String("metrics", "", "serve Prometheus /metrics on this address (empty: off)")
+	level := fs.String("log-level", "info", "debug | info | warn | error")
+	format := fs.String("log-format", "auto", "json | console | auto")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if cfg.URL == "" || cfg.Feed == "" {
+		fmt.Fprintln(stderr, "dcgpd gbfs: --url and --feed are required")
+		fs.Usage()
+		return errUsage
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "dcgpd %v\n", err)
+		return errUsage
+	}
+	log, err := newLogger(stderr, stream.LogConfig{Level: *level, Format: *format})
+	if err != nil {
+		return err
+	}
+	nc, err := nats.Connect(*url, nats.Name("dcgpd gbfs"), nats.MaxReconnects(-1))
+	if err != nil {
+		return fmt.Errorf("connecting to NATS at %s: %w", *url, err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	if *metrics != "" {
+		srv := &http.Server{Addr: *metrics, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
+		errc := make(chan error, 1)
+		go func() { errc <- srv.ListenAndServe() }()
+		defer func() {
+			_ = srv.Close()
+			if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Warn().Err(err).Msg("metrics listener")
+			}
+		}()
+	}
+	p, err := gbfs.NewPoller(cfg, gbfs.JetStreamPublisher{JS: js}, gbfs.NewMetrics(reg), log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "polling %s, publishing to %s on %s\n", cfg.URL, cfg.Subject(), nc.ConnectedUrlRedacted())
+	return p.Run(ctx)
+}
+
+// envOr is the environment variable's value, or def when it is unset or
+// empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

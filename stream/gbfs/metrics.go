@@ -1,0 +1,35 @@
+package gbfs
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the poller's Prometheus metrics (prefix dcgpd_gbfs_,
+// labelled by feed).
+type Metrics struct {
+	polls     *prometheus.CounterVec
+	errors    *prometheus.CounterVec
+	stations  *prometheus.CounterVec
+	published *prometheus.CounterVec
+	updated   *prometheus.GaugeVec
+}
+
+// NewMetrics registers the poller's metrics with reg (nil: a private
+// registry).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m := &Metrics{
+		polls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_gbfs_polls_total",
+			Help: "Polls of station_status by outcome: published, unchanged (same last_updated), failed."}, []string{"feed", "outcome"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_gbfs_feed_errors_total",
+			Help: "GBFS files that could not be used, by file and reason."}, []string{"feed", "file", "reason"}),
+		stations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_gbfs_station_issues_total",
+			Help: "Stations skipped (bad_station, over_capacity, stale_report) or changing state (vanished, not_installed, not_renting, not_returning, no_information), by reason."}, []string{"feed", "reason"}),
+		published: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_gbfs_samples_published_total",
+			Help: "Station samples published in status messages."}, []string{"feed"}),
+		updated: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dcgpd_gbfs_last_updated_timestamp_seconds",
+			Help: "last_updated of the newest station_status published, Unix seconds."}, []string{"feed"}),
+	}
+	reg.MustRegister(m.polls, m.errors, m.stations, m.published, m.updated)
+	return m
+}

@@ -1,0 +1,309 @@
+package gbfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/dcgpd/dcgpd/stream/stationstatus"
+)
+
+// Config is a poller's configuration; start from DefaultConfig.
+type Config struct {
+	// URL is the system's auto-discovery file (gbfs.json).
+	URL string
+	// Feed names the system on the output subject <Prefix>.status.<Feed>.
+	Feed string
+	// Prefix is the daemon's subject prefix.
+	Prefix string
+	// Language picks a 2.3 feed list and 3.0 station names.
+	Language string
+	// MinInterval and MaxInterval bound the poll interval, which is
+	// station_status's ttl (ttl 0 polls every MinInterval; a failed poll
+	// is retried after MinInterval).
+	MinInterval, MaxInterval time.Duration
+	// RefreshInterval bounds how long gbfs.json and station_information
+	// are kept before they are read again (their ttl if shorter).
+	RefreshInterval time.Duration
+	// Timeout bounds each HTTP request.
+	Timeout time.Duration
+	// MaxFeedAge refuses a station_status whose last_updated is older.
+	MaxFeedAge time.Duration
+	// MaxReportAge skips a station whose last_reported is older than
+	// this before the file's last_updated.
+	MaxReportAge time.Duration
+	// MaxBodyBytes refuses larger files.
+	MaxBodyBytes int64
+	// StationsPerMessage splits a snapshot into messages of at most this
+	// many stations (each well under the daemon's 1 MiB limit).
+	StationsPerMessage int
+}
+
+// DefaultConfig is the configuration `dcgpd gbfs` starts from.
+func DefaultConfig() Config {
+	return Config{
+		Prefix:             "dcgp",
+		Language:           "en",
+		MinInterval:        10 * time.Second,
+		MaxInterval:        5 * time.Minute,
+		RefreshInterval:    time.Hour,
+		Timeout:            10 * time.Second,
+		MaxFeedAge:         5 * time.Minute,
+		MaxReportAge:       time.Hour,
+		MaxBodyBytes:       32 << 20,
+		StationsPerMessage: 1000,
+	}
+}
+
+// Validate reports the first unusable setting.
+func (c *Config) Validate() error {
+	u, err := url.Parse(c.URL)
+	switch {
+	case c.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("gbfs: url %q: want the absolute http(s) URL of gbfs.json", c.URL)
+	case c.Feed == "" || strings.ContainsAny(c.Feed, ".*> \t\r\n"):
+		return fmt.Errorf("gbfs: feed %q: want a non-empty subject token (no dots, spaces or wildcards)", c.Feed)
+	case c.Prefix == "" || strings.ContainsAny(c.Prefix, "*> \t\r\n"):
+		return fmt.Errorf("gbfs: prefix %q: want a subject prefix without spaces or wildcards", c.Prefix)
+	case c.MinInterval <= 0 || c.MaxInterval < c.MinInterval:
+		return fmt.Errorf("gbfs: intervals %v..%v: want 0 < min-interval <= max-interval", c.MinInterval, c.MaxInterval)
+	case c.RefreshInterval < c.MinInterval:
+		return fmt.Errorf("gbfs: refresh interval %v: want at least the min-interval %v", c.RefreshInterval, c.MinInterval)
+	case c.Timeout <= 0:
+		return fmt.Errorf("gbfs: timeout %v: want > 0", c.Timeout)
+	case c.MaxFeedAge <= 0 || c.MaxReportAge <= 0:
+		return fmt.Errorf("gbfs: max feed age %v and max report age %v: want > 0", c.MaxFeedAge, c.MaxReportAge)
+	case c.MaxBodyBytes <= 0:
+		return fmt.Errorf("gbfs: max body bytes %d: want > 0", c.MaxBodyBytes)
+	case c.StationsPerMessage <= 0 || c.StationsPerMessage > 2000:
+		return fmt.Errorf("gbfs: stations per message %d: want 1..2000 (a message must stay under 1 MiB)", c.StationsPerMessage)
+	}
+	return nil
+}
+
+// Subject is where the status messages go.
+func (c *Config) Subject() string { return c.Prefix + ".status." + c.Feed }
+
+// Poller polls one GBFS system and publishes its station status. Run it
+// in one goroutine; it returns when its context ends.
+type Poller struct {
+	cfg    Config
+	pub    Publisher
+	met    *Metrics
+	log    zerolog.Logger
+	client *http.Client
+	now    func() time.Time
+
+	disc      *Discovery
+	discAt    time.Time
+	info      map[string]StationInfo
+	infoAt    time.Time
+	track     tracker
+	lastAt    time.Time // last_updated of the newest snapshot processed
+	pending   [][]byte  // that snapshot's messages, stored up to sent
+	sent      int
+	pendingAt time.Time
+}
+
+// Option adjusts a Poller (for tests: a clock, an HTTP client).
+type Option func(*Poller)
+
+// WithClock makes the poller read the time from now.
+func WithClock(now func() time.Time) Option { return func(p *Poller) { p.now = now } }
+
+// WithHTTPClient makes the poller use c.
+func WithHTTPClient(c *http.Client) Option { return func(p *Poller) { p.client = c } }
+
+// NewPoller checks cfg and returns a poller publishing through pub.
+func NewPoller(cfg Config, pub Publisher, met *Metrics, log zerolog.Logger, opts ...Option) (*Poller, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if met == nil {
+		met = NewMetrics(nil)
+	}
+	p := &Poller{cfg: cfg, pub: pub, met: met, log: log.With().Str("feed", cfg.Feed).Logger(),
+		client: &http.Client{}, now: time.Now, track: newTracker()}
+	for _, o := range opts {
+		o(p)
+	}
+	return p, nil
+}
+
+// Run polls until ctx ends, then returns nil.
+func (p *Poller) Run(ctx context.Context) error {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		}
+		timer.Reset(p.Poll(ctx))
+	}
+}
+
+// Outcomes of a poll (label values of dcgpd_gbfs_polls_total).
+const (
+	OutcomePublished = "published"
+	OutcomeUnchanged = "unchanged"
+	OutcomeFailed    = "failed"
+)
+
+// Poll reads the feeds once, publishes what is new and returns the wait
+// until the next poll.
+func (p *Poller) Poll(ctx context.Context) time.Duration {
+	ttl, err := p.poll(ctx)
+	outcome := OutcomePublished
+	switch {
+	case errors.Is(err, errUnchanged):
+		outcome = OutcomeUnchanged
+	case err != nil:
+		outcome = OutcomeFailed
+		if ctx.Err() == nil {
+			p.feedError(err)
+		}
+	}
+	p.met.polls.WithLabelValues(p.cfg.Feed, outcome).Inc()
+	if outcome == OutcomeFailed {
+		return p.cfg.MinInterval
+	}
+	return min(max(ttl, p.cfg.MinInterval), p.cfg.MaxInterval)
+}
+
+// errUnchanged: the snapshot was processed before and fully stored.
+var errUnchanged = errors.New("unchanged")
+
+func (p *Poller) poll(ctx context.Context) (time.Duration, error) {
+	if err := p.refresh(ctx); err != nil {
+		return 0, err
+	}
+	body, err := p.fetch(ctx, FeedStationStatus, p.disc.Feeds[FeedStationStatus])
+	if err != nil {
+		var fe *FeedError
+		if errors.As(err, &fe) && fe.Reason == ReasonHTTPStatus {
+			p.discAt = time.Time{} // the URL may have moved: discover again
+		}
+		return 0, err
+	}
+	st, err := DecodeStationStatus(body)
+	if err != nil {
+		return 0, &FeedError{File: FeedStationStatus, Reason: ReasonMalformed, Err: err}
+	}
+	now := p.now()
+	switch {
+	case now.Sub(st.LastUpdated) > p.cfg.MaxFeedAge:
+		return 0, &FeedError{File: FeedStationStatus, Reason: ReasonStaleFeed,
+			Err: fmt.Errorf("last_updated %s is %v old (max %v)", st.LastUpdated.Format(time.RFC3339), now.Sub(st.LastUpdated).Round(time.Second), p.cfg.MaxFeedAge)}
+	case st.LastUpdated.Before(p.lastAt):
+		return 0, &FeedError{File: FeedStationStatus, Reason: ReasonStaleFeed,
+			Err: fmt.Errorf("last_updated %s went back from %s", st.LastUpdated.Format(time.RFC3339), p.lastAt.Format(time.RFC3339))}
+	case st.LastUpdated.Equal(p.lastAt) && p.sent == len(p.pending):
+		return st.TTL, errUnchanged
+	case !st.LastUpdated.Equal(p.lastAt):
+		msgs, err := p.snapshot(&st)
+		if err != nil {
+			return 0, err
+		}
+		p.lastAt, p.pending, p.sent, p.pendingAt = st.LastUpdated, msgs, 0, st.LastUpdated
+	}
+	if err := p.publishPending(ctx); err != nil {
+		return 0, err
+	}
+	return st.TTL, nil
+}
+
+// refresh reads gbfs.json and station_information when missing or due;
+// a failed re-read keeps the copy held, a failed first read fails the
+// poll (without a discovery) or publishes without capacities (without
+// station_information).
+func (p *Poller) refresh(ctx context.Context) error {
+	now := p.now()
+	if p.disc == nil || now.Sub(p.discAt) >= p.refreshAfter(p.disc.TTL) {
+		d, err := p.discover(ctx)
+		switch {
+		case err == nil:
+			p.disc, p.discAt = &d, now
+		case p.disc == nil:
+			return err
+		default:
+			p.feedError(err)
+			p.discAt = now.Add(p.cfg.MinInterval - p.refreshAfter(p.disc.TTL)) // retry soon
+		}
+	}
+	infoURL := p.disc.Feeds[FeedStationInformation]
+	if infoURL == "" || (p.info != nil && now.Sub(p.infoAt) < p.refreshAfter(0)) {
+		return nil
+	}
+	body, err := p.fetch(ctx, FeedStationInformation, infoURL)
+	if err == nil {
+		var si StationInformation
+		if si, err = DecodeStationInformation(body, p.cfg.Language); err != nil {
+			err = &FeedError{File: FeedStationInformation, Reason: ReasonMalformed, Err: err}
+		} else {
+			p.info, p.infoAt = make(map[string]StationInfo, len(si.Stations)), now
+			for _, s := range si.Stations {
+				p.info[s.ID] = s
+			}
+			if len(si.Problems) > 0 {
+				p.stationIssues(issueList{ReasonBadStation: problemTexts(si.Problems)}, FeedStationInformation)
+			}
+			return nil
+		}
+	}
+	if ctx.Err() == nil {
+		p.feedError(err)
+	}
+	p.infoAt = now.Add(p.cfg.MinInterval - p.refreshAfter(0)) // retry soon, keep the old copy
+	return nil
+}
+
+func (p *Poller) discover(ctx context.Context) (Discovery, error) {
+	body, err := p.fetch(ctx, "gbfs", p.cfg.URL)
+	if err != nil {
+		return Discovery{}, err
+	}
+	d, err := DecodeDiscovery(body, p.cfg.Language)
+	if err != nil {
+		return Discovery{}, &FeedError{File: "gbfs", Reason: ReasonMalformed, Err: err}
+	}
+	return d, nil
+}
+
+// refreshAfter is how long a discovery or station_information copy is
+// kept: RefreshInterval (shorter when the file's ttl is, never below
+// MinInterval).
+func (p *Poller) refreshAfter(ttl time.Duration) time.Duration {
+	if ttl > 0 && ttl < p.cfg.RefreshInterval {
+		return max(ttl, p.cfg.MinInterval)
+	}
+	return p.cfg.RefreshInterval
+}
+
+// publishPending stores the current snapshot's messages not yet stored.
+func (p *Poller) publishPending(ctx context.Context) error {
+	subject := p.cfg.Subject()
+	for ; p.sent < len(p.pending); p.sent++ {
+		id := stationstatus.MsgID(p.cfg.Feed, p.pendingAt, p.sent)
+		if err := p.pub.Publish(ctx, subject, id, p.pending[p.sent]); err != nil {
+			return &FeedError{File: FeedStationStatus, Reason: ReasonPublish, Err: err}
+		}
+	}
+	p.met.updated.WithLabelValues(p.cfg.Feed).Set(float64(p.pendingAt.Unix()))
+	return nil
+}
+
+// feedError counts and logs a file that could not be used.
+func (p *Poller) feedError(err error) {
+	fe := &FeedError{File: "?", Reason: ReasonFetch, Err: err}
+	errors.As(err, &fe)
+	p.met.errors.WithLabelValues(p.cfg.Feed, fe.File, fe.Reason).Inc()
+	p.log.Warn().Str("file", fe.File).Str("reason", fe.Reason).Err(fe.Err).Msg("gbfs feed unusable this poll")
+}
