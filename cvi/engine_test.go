@@ -204,7 +204,7 @@ func TestFusedParamGradMatchesSeparatePass(t *testing.T) {
 			t.Fatal(err)
 		}
 		all := append(e.model.Params(nil), e.lik.Params(nil)...)
-		pm := newParamMap(e, free, nm, e.ParamNames(), all, 0.5)
+		pm := newParamMap(e, free, nm, e.ParamNames(), all, 0.5, nil)
 		fused, err := e.gradient(free, nm, 1e-5, pm.u0, pm)
 		if err != nil {
 			t.Fatal(err)

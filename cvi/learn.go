@@ -39,6 +39,13 @@ type LearnOptions struct {
 	// negative: no bound). Periodic lengthscales are relative to the
 	// period and are not bounded.
 	MinLengthscale float64
+	// Floors[i] > 0 bounds parameter i (ParamNames order, natural units:
+	// a variance, not its stored softplus⁻¹) below: the search runs in
+	// u = log(θ − Floors[i]). The daemon's re-learning floors every
+	// variance so that one odd window cannot switch a component off (a
+	// variance near 0 has a vanishing gradient in log θ and never comes
+	// back). nil or 0: no floor.
+	Floors []float64
 	// NoCoarse keeps the likelihood's final expectation rule during the
 	// search too (see DiffusionOptions.LearnPoints); it always does where
 	// the CVI fixed point is stationary (diagonal diffusion sites).

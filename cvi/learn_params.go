@@ -26,7 +26,7 @@ type paramMap struct {
 	u0   []float64
 }
 
-func newParamMap(e *Engine, free []int, nm int, names []string, all []float64, minFrac float64) *paramMap {
+func newParamMap(e *Engine, free []int, nm int, names []string, all []float64, minFrac float64, floors []float64) *paramMap {
 	n := len(free)
 	pm := &paramMap{kind: make([]int, n), lo: make([]float64, n), sc: make([]float64, n), u0: make([]float64, n)}
 	roles := temporalRoles(e.model)
@@ -49,9 +49,13 @@ func newParamMap(e *Engine, free []int, nm int, names []string, all []float64, m
 		default:
 			pm.kind[j] = logParam
 		}
+		if i < len(floors) && floors[i] > 0 {
+			pm.kind[j] = boundedLog
+			pm.lo[j] = math.Max(pm.lo[j], floors[i])
+		}
 		v := mathx.Softplus(all[i])
 		if pm.kind[j] == boundedLog && !(v > pm.lo[j]) {
-			v = 2 * pm.lo[j] // a start below the bound moves to the median spacing
+			v = 2 * pm.lo[j] // a start below the bound moves to twice the bound
 		}
 		if i < nm && roles[i] == rolePeriod && span > 0 {
 			// A relative change δ of the period shifts the phase at the end

@@ -14,7 +14,7 @@ import (
 // when the envelope gradient stopped it above the test.
 func (l *learner) search() (*optimize.Result, error) {
 	e := l.e
-	l.pm = newParamMap(e, l.free, l.nm, l.names, l.all, l.opts.MinLengthscale)
+	l.pm = newParamMap(e, l.free, l.nm, l.names, l.all, l.opts.MinLengthscale, l.opts.Floors)
 	for i := range e.data.Obs {
 		if e.data.Observed(i) {
 			l.nobs++
@@ -177,7 +177,11 @@ func (l *learner) warn() {
 			res.Unmoved = append(res.Unmoved, l.names[i])
 		}
 		if pm.kind[j] == boundedLog && pm.value(j, l.bestX[j]) < 1.01*pm.lo[j] {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is at its lower bound %.4g (%g × the median bin spacing)", l.names[i], pm.lo[j], l.opts.MinLengthscale))
+			why := fmt.Sprintf("%g × the median bin spacing", l.opts.MinLengthscale)
+			if i < len(l.opts.Floors) && l.opts.Floors[i] == pm.lo[j] {
+				why = "its floor"
+			}
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is at its lower bound %.4g (%s)", l.names[i], pm.lo[j], why))
 		}
 	}
 	if len(res.Unmoved) > 0 {
