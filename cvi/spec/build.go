@@ -87,6 +87,10 @@ type Built struct {
 	// Mean is the prior mean m(t, k) (nil: zero): the likelihood sees the
 	// data shifted by Mean.Shift, and every output gets m back.
 	Mean *Profile
+	// meanBase is the fitted profile Mean scales once SetMeanScale ran
+	// (nil before: Mean is as fitted); meanScale the levels in use.
+	meanBase  *Profile
+	meanScale []float64
 	// Levels is the configured level source (model.levels), with the
 	// values Learn computed; At gives a cell's level.
 	Levels Levels

@@ -74,6 +74,7 @@ func (s Spec) Encode(w io.Writer, header []string) error {
 			e.line("estimate", fmt.Sprint(*mn.Estimate))
 		}
 		e.str("first_pass", mn.FirstPass)
+		e.str("level", mn.Level)
 		if len(mn.Values) > 0 {
 			e.table("model.mean.values")
 			for _, name := range sortedKeys(mn.Values) {

@@ -30,6 +30,11 @@ type Mean struct {
 	// censoring-aware model, which takes a neighbour's inflow as its own
 	// demand) or "model" (the diffusion itself).
 	FirstPass string `toml:"first_pass"`
+	// Level is how the daemon's prior mean follows the data between fits:
+	// "" or "fixed" (the default: m as fitted) or "scale" (m(t, k) =
+	// s_k·m_fit(t, k), the level s_k of product k re-estimated at every
+	// re-smooth from the window's smoothed demand; see EstimateScale).
+	Level string `toml:"level"`
 	// Values holds Period/Step values per product, by product name:
 	// cell c covers the model times t with floor(t/Step) mod cells = c,
 	// t in hours since the Unix epoch (UTC), so a cell is the same bin of
@@ -81,7 +86,7 @@ func cellsOf(period, step float64) (int, error) {
 // "" for the default; mode: model.diffusion.mode).
 func (m Mean) validate(likelihood, mode string) error {
 	if !m.On() {
-		if m.Period != 0 || m.Step != 0 || m.Estimate != nil || m.FirstPass != "" || len(m.Values) > 0 {
+		if m.Period != 0 || m.Step != 0 || m.Estimate != nil || m.FirstPass != "" || m.Level != "" || len(m.Values) > 0 {
 			return errors.New("model.mean: kind is missing (want \"periodic\")")
 		}
 		return nil
@@ -91,6 +96,9 @@ func (m Mean) validate(likelihood, mode string) error {
 	}
 	if m.FirstPass != "" && m.FirstPass != "tobit" && m.FirstPass != "model" {
 		return fmt.Errorf("model.mean.first_pass %q: want tobit or model", m.FirstPass)
+	}
+	if m.Level != "" && m.Level != LevelFixed && m.Level != LevelScale {
+		return fmt.Errorf("model.mean.level %q: want fixed or scale", m.Level)
 	}
 	if err := checkMeanLikelihood(likelihood, mode); err != nil {
 		return err
@@ -316,6 +324,7 @@ func (m *Mean) fitted(p *Profile, names []string) error {
 	if err != nil {
 		return fmt.Errorf("%w %w", err, ErrNotSavable)
 	}
+	t.Level = m.Level
 	*m = t
 	return nil
 }

@@ -156,6 +156,8 @@ func TestMeanDecodeErrors(t *testing.T) {
 		"[model.mean]\nperiod = 24.0\n":                                                                        "kind is missing",
 		"[model.mean]\nfirst_pass = \"model\"\n":                                                               "kind is missing",
 		"[model.mean]\nkind = \"periodic\"\nfirst_pass = \"gaussian\"\n":                                       "want tobit or model",
+		"[model.mean]\nkind = \"periodic\"\nlevel = \"shift\"\n":                                               "want fixed or scale",
+		"[model.mean]\nlevel = \"scale\"\n":                                                                    "kind is missing",
 		"[model.mean]\nkind = \"periodic\"\nperiod = 24.0\nstep = 5.0\n":                                       "whole number",
 		"[model.mean]\nkind = \"periodic\"\nestimate = false\n":                                                "needs values",
 		"[model.mean]\nkind = \"periodic\"\nperiod = 2.0\nstep = 1.0\n[model.mean.values]\na = [1.0]\n":        "has 1 values, want",
@@ -186,6 +188,7 @@ func TestMeanSavedExactly(t *testing.T) {
 	sum := Summarise(data, feats, false)
 	sum.Names = meanNames
 	s := Spec{Model: Model{Likelihood: "tobit", Mean: randomMean(3)}}
+	s.Model.Mean.Level = LevelScale
 	s.Model.Mean.Values["a"][0] = 1.0 / 3
 	b, err := s.Build(sum, "")
 	if err != nil {
@@ -212,6 +215,9 @@ func TestMeanSavedExactly(t *testing.T) {
 	}
 	if back.Model.Mean.EstimateOn() {
 		t.Error("a saved profile is estimated again")
+	}
+	if !back.Model.Mean.FollowsLevel() {
+		t.Errorf("level %q not saved", back.Model.Mean.Level)
 	}
 }
 
