@@ -23,6 +23,8 @@ func (m *Model) Check() error {
 		return errors.New("negative counter")
 	case !finite(m.ModelParams) || !finite(m.LikParams):
 		return errors.New("hyperparameters are not finite")
+	case m.MeanScale != nil && (len(m.MeanScale) != np || !positive(m.MeanScale)):
+		return fmt.Errorf("prior mean level: %d values for %d products, each finite and > 0", len(m.MeanScale), np)
 	}
 	if err := m.Online.check(np); err != nil {
 		return fmt.Errorf("filter head: %w", err)
@@ -106,6 +108,15 @@ func checkBins(bins []Bin, np int) error {
 func finite(v []float64) bool {
 	for _, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func positive(v []float64) bool {
+	for _, x := range v {
+		if !(x > 0) || math.IsInf(x, 0) {
 			return false
 		}
 	}

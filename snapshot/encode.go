@@ -123,6 +123,9 @@ func (m *Model) encode(e *encoder) {
 		e.boolean(j.Relearn)
 	}
 	e.bytes(m.Latest)
+	if len(m.MeanScale) > 0 {
+		e.f64s(m.MeanScale)
+	}
 }
 
 func (m *Model) decode(d *decoder) {
@@ -176,6 +179,9 @@ func (m *Model) decode(d *decoder) {
 		m.Job = j
 	}
 	m.Latest = d.bytes()
+	if d.err == nil && len(d.b) > 0 {
+		m.MeanScale = d.f64s()
+	}
 }
 
 func (f *Filter) encode(e *encoder) {

@@ -38,6 +38,10 @@ type Model struct {
 	// Latest is the newest published filtered message (JSON), so queries
 	// answer at once after a restore.
 	Latest []byte
+	// MeanScale is the prior mean's level per product ([model.mean]
+	// level = "scale"; nil: as fitted). Written after Latest only when
+	// set, so a file without it reads as before.
+	MeanScale []float64
 }
 
 // Filter is a Kalman filter head: one mean and covariance per chain.

@@ -67,6 +67,7 @@ func sample(rng *rand.Rand, np int, withJob bool) *Model {
 	if withJob {
 		start := filt()
 		m.Job = &Job{ApplyAt: 110, Bins: bins(3), Start: &start, ModelParams: vec(4), LikParams: vec(2), Relearn: true}
+		m.MeanScale = []float64{0.5, 1, 2.5}[:np] // the prior mean's level, written last when set
 	}
 	return m
 }
@@ -98,6 +99,9 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			sameBits(t, m, got)
+			if !reflect.DeepEqual(m.MeanScale, got.MeanScale) {
+				t.Fatalf("prior mean level %v, decoded %v", m.MeanScale, got.MeanScale)
+			}
 			// Field-wise equality where reflect can judge (no NaN there).
 			if !reflect.DeepEqual(m.Online, got.Online) || !reflect.DeepEqual(m.ModelParams, got.ModelParams) ||
 				(m.Job == nil) != (got.Job == nil) || m.Applied != got.Applied || m.BinWidth != got.BinWidth {
@@ -156,6 +160,8 @@ func TestCheckRefusesInconsistent(t *testing.T) {
 		{"zero bin width", func(m *Model) { m.BinWidth = 0 }},
 		{"infinite hyperparameter", func(m *Model) { m.LikParams[0] = math.Inf(1) }},
 		{"job bins", func(m *Model) { m.Job.Bins[0].Obs = m.Job.Bins[0].Obs[:1] }},
+		{"level count", func(m *Model) { m.MeanScale = m.MeanScale[:2] }},
+		{"level not positive", func(m *Model) { m.MeanScale[1] = 0 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := sample(rng, 3, true)
