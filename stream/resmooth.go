@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +40,15 @@ type resmoothJob struct {
 	learn   cvi.LearnOptions
 	online  cvi.OnlineOptions
 	tol     float64 // CVI convergence test (resmooth.tolerance)
+	// follow re-estimates the prior mean's levels ([model.mean] level =
+	// "scale"): base is the fitted profile, scale the levels in cells.
+	follow bool
+	base   *spec.Profile
+	scale  []float64
+	// anchor holds the raw hyperparameters the model started with (its
+	// configuration's, a model file's fit): where every re-learn starts
+	// and what its floors are fractions of.
+	anchor relearnAnchor
 }
 
 // resmoothResult is a finished re-smooth.
@@ -50,10 +60,14 @@ type resmoothResult struct {
 	// head is the filter state after the job's last bin under model.
 	head filter.State
 	// model and lik are the (possibly re-learned) hyperparameters.
-	model    *filter.Model
-	lik      cvi.Likelihood
-	swapped  bool   // re-learned hyperparameters were accepted
-	kept     string // why re-learned ones were not
+	model   *filter.Model
+	lik     cvi.Likelihood
+	swapped bool   // re-learned hyperparameters were accepted
+	kept    string // why re-learned ones were not
+	// cells is the prior mean and levels the sites are of; scale the
+	// re-estimated levels (nil: unchanged, cells is the job's).
+	cells    spec.Boundary
+	scale    []float64
 	elbo     float64
 	steps    int // CVI steps of the final convergence
 	duration time.Duration
@@ -90,7 +104,10 @@ func (r *Runner) startResmooth(ctx context.Context, last int64) {
 		r.log.Error().Err(err).Msg("re-smooth not started")
 		return
 	}
-	job := &resmoothJob{bins: r.win.copyFrom(0), model: r.built.Model.Clone(), lik: lik, relearn: r.cfg.Resmooth.Relearn, cells: r.built.Boundary()}
+	// Re-learning waits for a full window: what it learns (a daily
+	// component, the slow deviations) needs a week of hourly bins.
+	full := r.win.count == len(r.win.bins)
+	job := &resmoothJob{bins: r.win.copyFrom(0), model: r.built.Model.Clone(), lik: lik, relearn: r.cfg.Resmooth.Relearn && full, cells: r.built.Boundary()}
 	if t, ok := r.tail.Filter().Time(); ok {
 		s := r.tail.Filter().Save()
 		s.Time = t
@@ -128,6 +145,15 @@ func (r *Runner) launchJob(ctx context.Context, pj *pendingJob) {
 	job.tol = r.cfg.Resmooth.Tolerance
 	if job.tol == 0 {
 		job.tol = DefaultResmoothTolerance
+	}
+	if r.cfg.Model.Mean.FollowsLevel() {
+		job.follow, job.base, job.scale = true, r.built.MeanBase(), r.built.MeanScale()
+	}
+	if job.relearn {
+		if err := r.setAnchor(job); err != nil {
+			r.log.Warn().Err(err).Msg("re-learn anchor not built; this re-smooth does not re-learn")
+			job.relearn = false
+		}
 	}
 	jctx, cancel := context.WithCancel(ctx)
 	r.cancelJob = cancel
@@ -176,7 +202,7 @@ func (r *Runner) finishJob(res *resmoothResult) {
 	for i, jb := range res.job.bins {
 		msg := LatentMessage{Schema: SchemaVersion, Model: r.cfg.Name, Kind: KindSmoothed, Revision: pj.revision,
 			BinStart: jb.Start.UTC(), BinEnd: jb.Start.Add(r.cfg.Bin.Duration).UTC(),
-			Estimates: r.estimates(res.lik, jb.T, res.mean[i], res.vars[i], jb.Obs)}
+			Estimates: r.estimates(res.lik, jb.T, res.meanFor(i), res.vars[i], jb.Obs)}
 		r.publish(msg.MsgID(), marshalLatent(&msg), nil)
 	}
 	r.log.Debug().Int("bins", len(res.job.bins)).Int("revision", pj.revision).Int("cvi_steps", res.steps).Dur("took", res.duration).Msg("re-smoothed")
@@ -230,7 +256,7 @@ func (r *Runner) awaitJob(ctx context.Context) bool {
 // last bin. It touches nothing the runner owns.
 func runResmooth(ctx context.Context, job *resmoothJob) *resmoothResult {
 	began := time.Now()
-	res := &resmoothResult{job: job, model: job.model, lik: job.lik}
+	res := &resmoothResult{job: job, model: job.model, lik: job.lik, cells: job.cells}
 	res.err = resmooth(ctx, job, res)
 	res.duration = time.Since(began)
 	return res
@@ -271,6 +297,14 @@ func resmooth(ctx context.Context, job *resmoothJob, res *resmoothResult) error 
 	}
 	if err := smoothed(e, len(job.bins), res); err != nil {
 		return err
+	}
+	if job.follow {
+		if err := followLevel(job, m, e, res); err != nil {
+			return fmt.Errorf("prior mean level: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 	}
 	return refilter(job, start, res)
 }
@@ -344,49 +378,6 @@ func refilter(job *resmoothJob, start *filter.State, res *resmoothResult) error 
 	return nil
 }
 
-// relearn re-learns the hyperparameters on the window as a data set of
-// its own (stationary prior) and accepts them only if they raise the ELBO
-// there and every value is finite.
-func relearn(ctx context.Context, job *resmoothJob, data *cvi.Data, res *resmoothResult) error {
-	base, err := cvi.NewEngine(job.model.Clone(), job.lik, data)
-	if err != nil {
-		return err
-	}
-	warmStart(base, job.bins)
-	_, before, err := base.Converge(1, 1e-6, 200)
-	if err != nil {
-		return fmt.Errorf("CVI at the current hyperparameters: %w", err)
-	}
-	model := job.model.Clone()
-	e, err := cvi.NewEngine(model, job.lik, data)
-	if err != nil {
-		return err
-	}
-	if err := e.SetSites(base.Sites()); err != nil {
-		return err
-	}
-	saved := job.lik.Params(nil)
-	r, err := e.Learn(ctx, job.learn)
-	switch {
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case err != nil:
-		res.kept = "learning failed: " + err.Error()
-	case math.IsNaN(r.ELBO) || math.IsInf(r.ELBO, 0) || !allFinite(model.Params(nil)) || !allFinite(job.lik.Params(nil)):
-		res.kept = "learned hyperparameters are not finite"
-	case !(r.ELBO > before):
-		res.kept = fmt.Sprintf("no ELBO improvement (%.6g, was %.6g)", r.ELBO, before)
-	default:
-		res.model, res.swapped = model, true
-		return nil
-	}
-	// Put the likelihood back where it was: Learn moved it.
-	if err := job.lik.SetParams(saved); err != nil {
-		return err
-	}
-	return nil
-}
-
 // warmStart copies the window's sites into an engine over its bins.
 func warmStart(e *cvi.Engine, bins []windowBin) {
 	sites := e.Sites()
@@ -442,13 +433,24 @@ func (r *Runner) applyResmooth() {
 	// Bins that closed while the re-smooth ran go through the new head
 	// with the sites they got online.
 	var br cvi.BinResult
+	delta := make([]float64, len(r.prods.Names))
+	moved := map[*windowBin][]float64{} // sites moved to the new level
 	for i := 0; i < r.win.count; i++ {
 		b := r.win.at(i)
 		if b.Index <= last {
 			continue
 		}
 		if b.Observed && len(b.Nat2) > 0 && anyNonZero(b.Nat2) {
-			err = on.Apply(b.T, b.Nat1, b.Nat2, &br)
+			if res.scale != nil {
+				// Its online site is of the demand less the old mean.
+				meanShift(res.job.cells, res.cells, b.T, delta)
+				nat1 := slices.Clone(b.Nat1)
+				shiftSite(nat1, b.Nat2, delta)
+				moved[b] = nat1
+				err = on.Apply(b.T, nat1, b.Nat2, &br)
+			} else {
+				err = on.Apply(b.T, b.Nat1, b.Nat2, &br)
+			}
 		} else {
 			err = on.Skip(b.T, &br)
 		}
@@ -468,6 +470,13 @@ func (r *Runner) applyResmooth() {
 		}
 	} else {
 		r.on = on
+	}
+	for b, nat1 := range moved {
+		b.Nat1 = nat1
+	}
+	if res.scale != nil {
+		r.built.SetMeanScale(res.scale)
+		r.log.Debug().Floats64("level", res.scale).Msg("prior mean level re-estimated")
 	}
 	r.revision = pj.revision
 	r.lastResmooth = time.Now()

@@ -167,12 +167,22 @@ func withMean(c *Config, m ModelConfig) ModelConfig {
 // uninterrupted runner publishes: same ids, same bytes; also with a prior
 // mean (the window and the snapshot keep the observations as received).
 func TestRestoreReproducesOutputs(t *testing.T) {
-	for _, tc := range []struct{ relearn, mean bool }{{false, false}, {true, false}, {true, true}} {
+	for _, tc := range []struct{ relearn, mean, level bool }{{false, false, false}, {true, false, false}, {true, true, false}, {true, true, true}} {
 		relearn := tc.relearn
-		t.Run(fmt.Sprintf("relearn=%v,mean=%v", relearn, tc.mean), func(t *testing.T) {
+		t.Run(fmt.Sprintf("relearn=%v,mean=%v,level=%v", relearn, tc.mean, tc.level), func(t *testing.T) {
 			c, m := restoreConfig(relearn)
 			if tc.mean {
 				m = withMean(c, m)
+			}
+			if tc.level {
+				// A positive profile, so that its level is estimated.
+				m.Model.Mean.Level = spec.LevelScale
+				for _, vs := range m.Model.Mean.Values {
+					for i := range vs {
+						vs[i] += 8
+					}
+				}
+				c.Models = []ModelConfig{m}
 			}
 			feed := restoreFeed(60)
 			ctx := context.Background()
@@ -195,6 +205,9 @@ func TestRestoreReproducesOutputs(t *testing.T) {
 			}
 			if smoothed == 0 {
 				t.Fatal("the reference run published no smoothed revision: the test would not cover re-smooths")
+			}
+			if tc.level && a.built.MeanScale() == nil {
+				t.Fatal("the reference run never re-estimated the prior mean's level: the test would not cover it")
 			}
 			rng := rand.New(rand.NewPCG(7, 8))
 			for trial := 0; trial < 6; trial++ {

@@ -18,7 +18,7 @@ func (r *Runner) snapshotOf() *snapshot.Model {
 		Origin: r.cfg.Origin.UnixNano(), Applied: r.applied, Stream: r.stream, Revision: int64(r.revision),
 		Processed: r.processed, SinceResmooth: int64(r.sinceResmooth),
 		ModelParams: r.built.Model.Params(nil), LikParams: r.built.Lik.Params(nil),
-		Online: onlineToSnap(r.on.Save()), Tail: onlineToSnap(r.tail.Save())}
+		Online: onlineToSnap(r.on.Save()), Tail: onlineToSnap(r.tail.Save()), MeanScale: r.built.MeanScale()}
 	if !r.lastResmooth.IsZero() {
 		m.LastResmooth = r.lastResmooth.UnixNano()
 	}
@@ -79,13 +79,20 @@ func (r *Runner) restoreFrom(_ context.Context, m *snapshot.Model) error {
 	if len(m.Window) > len(r.win.bins) {
 		return fmt.Errorf("%w: snapshot window of %d bins exceeds resmooth.window %d", ErrSnapshotMismatch, len(m.Window), len(r.win.bins))
 	}
+	if m.MeanScale != nil && !r.cfg.Model.Mean.FollowsLevel() {
+		return fmt.Errorf("%w: snapshot has a prior mean level, the configuration's model.mean.level is not \"scale\"", ErrSnapshotMismatch)
+	}
+	cells := r.built.Boundary()
+	if m.MeanScale != nil {
+		cells.Mean = r.built.MeanBase().Scaled(m.MeanScale)
+	}
 	var job *pendingJob
 	if j := m.Job; j != nil {
 		jm, jl, err := r.modelWith(j.ModelParams, j.LikParams)
 		if err != nil {
 			return fmt.Errorf("re-smooth job: %w", err)
 		}
-		rj := &resmoothJob{model: jm, lik: jl, relearn: j.Relearn, cells: r.built.Boundary()}
+		rj := &resmoothJob{model: jm, lik: jl, relearn: j.Relearn, cells: cells}
 		for _, b := range j.Bins {
 			rj.bins = append(rj.bins, binFromSnap(b))
 		}
@@ -104,6 +111,9 @@ func (r *Runner) restoreFrom(_ context.Context, m *snapshot.Model) error {
 	}
 	// Nothing can fail from here on.
 	r.built.Model, r.built.Lik = model, lik
+	if m.MeanScale != nil {
+		r.built.SetMeanScale(m.MeanScale)
+	}
 	r.on, r.tail = on, tail
 	r.win = newWindow(len(r.win.bins))
 	for _, b := range m.Window {

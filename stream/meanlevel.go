@@ -1,0 +1,105 @@
+package stream
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/filter"
+)
+
+// followLevel re-estimates the prior mean's levels ([model.mean] level =
+// "scale") from the window's smoothed demand (spec.Profile.EstimateScale)
+// and re-converges the window's sites under the new mean, warm-started
+// from e's sites moved to it, so that the head the online path continues
+// from is of the demand less the new mean. m is the model e ran with;
+// res holds e's smoothed marginals and gets the new ones.
+func followLevel(job *resmoothJob, m *filter.Model, e *cvi.Engine, res *resmoothResult) error {
+	np := m.NumProducts()
+	n := len(job.bins)
+	times, obs, f := make([]float64, n), make([]cvi.Obs, 0, n*np), make([]float64, n*np)
+	for i, b := range job.bins {
+		times[i] = b.T
+		obs = append(obs, b.Obs...)
+		for k := range np {
+			f[i*np+k] = res.mean[i][k] + job.cells.MeanAt(b.T, k)
+		}
+	}
+	scale := make([]float64, np)
+	job.base.EstimateScale(times, obs, f, np, job.scale, scale)
+	if slices.Equal(scale, job.scale) {
+		return nil
+	}
+	cells := job.cells
+	cells.Mean = job.base.Scaled(scale)
+	e2, err := cvi.NewEngine(m, res.lik, cells.PrepareData(windowData(job.bins, np)))
+	if err != nil {
+		return err
+	}
+	sites := e.Sites()
+	delta := make([]float64, np)
+	for i, bin := range e.Bins() {
+		meanShift(job.cells, cells, job.bins[bin].T, delta)
+		l1, l2 := sites.Bin(i)
+		shiftSite(l1, l2, delta)
+	}
+	if err := e2.SetSites(sites); err != nil {
+		return err
+	}
+	steps, elbo, err := e2.Converge(1, job.tol, resmoothMaxSteps)
+	if err != nil {
+		return fmt.Errorf("CVI under the new level: %w", err)
+	}
+	if err := smoothed(e2, n, res); err != nil {
+		return err
+	}
+	res.steps += steps
+	res.elbo = elbo
+	res.cells, res.scale = cells, scale
+	return nil
+}
+
+// meanShift writes into delta the new prior mean less the old at model
+// time t, per product.
+func meanShift(old, cells spec.Boundary, t float64, delta []float64) {
+	for k := range delta {
+		delta[k] = cells.MeanAt(t, k) - old.MeanAt(t, k)
+	}
+}
+
+// shiftSite moves a Gaussian site on g = f − m_old, exp(nat1·g −
+// ½ gᵀ·nat2·g), to g' = f − m_new = g − delta: nat1 −= nat2·delta (nat2
+// diagonal, one value per product, or a full N_p × N_p block).
+func shiftSite(nat1, nat2, delta []float64) {
+	np := len(nat1)
+	if len(nat2) == np {
+		for k := range nat1 {
+			nat1[k] -= nat2[k] * delta[k]
+		}
+		return
+	}
+	for k := range nat1 {
+		var s float64
+		for j := range np {
+			s += nat2[k*np+j] * delta[j]
+		}
+		nat1[k] -= s
+	}
+}
+
+// meanFor returns the job's smoothed mean of bin i relative to the prior
+// mean the runner publishes with until the swap (the one the job started
+// with), so the published f is the job's: its smoothed revisions go out
+// before its level is swapped in.
+func (res *resmoothResult) meanFor(i int) []float64 {
+	if res.scale == nil {
+		return res.mean[i]
+	}
+	t := res.job.bins[i].T
+	out := slices.Clone(res.mean[i])
+	for k := range out {
+		out[k] += res.cells.MeanAt(t, k) - res.job.cells.MeanAt(t, k)
+	}
+	return out
+}
