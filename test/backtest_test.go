@@ -31,13 +31,17 @@ var backtestHorizons = []int{1, 3, 6, 12, 24}
 // btScore is one row of `dcgpd backtest --format csv`.
 type btScore struct{ n, rmse, crps, bias, coverage float64 }
 
-// parseBacktestCSV indexes the CSV rows by method/subset/horizon.
+// parseBacktestCSV indexes the CSV rows by method/subset/horizon (with
+// a month column, `--by month`, the whole span's rows by that key and
+// each month's by month/method/subset/horizon).
 func parseBacktestCSV(t *testing.T, out string) map[string]btScore {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) < 2 || lines[0] != "method,subset,horizon,n,rmse,mae,crps,bias,coverage" {
+	const header = "method,subset,horizon,n,rmse,mae,crps,bias,coverage"
+	if len(lines) < 2 || lines[0] != header && lines[0] != "month,"+header {
 		t.Fatalf("unexpected backtest CSV:\n%s", out)
 	}
+	months := strings.HasPrefix(lines[0], "month,")
 	num := func(s string) float64 {
 		if s == "" {
 			return math.NaN()
@@ -51,7 +55,14 @@ func parseBacktestCSV(t *testing.T, out string) map[string]btScore {
 	rows := map[string]btScore{}
 	for _, l := range lines[1:] {
 		f := strings.Split(l, ",")
-		rows[f[0]+"/"+f[1]+"/"+f[2]] = btScore{n: num(f[3]), rmse: num(f[4]), crps: num(f[6]), bias: num(f[7]), coverage: num(f[8])}
+		prefix := ""
+		if months {
+			if f[0] != "all" {
+				prefix = f[0] + "/"
+			}
+			f = f[1:]
+		}
+		rows[prefix+f[0]+"/"+f[1]+"/"+f[2]] = btScore{n: num(f[3]), rmse: num(f[4]), crps: num(f[6]), bias: num(f[7]), coverage: num(f[8])}
 	}
 	return rows
 }
@@ -101,7 +112,10 @@ func checkModelWins(t *testing.T, rows map[string]btScore, covLo, covHi float64)
 // scored. On this simulation (a daily profile, one noise level) the model
 // beats every baseline in RMSE and CRPS at every horizon, its 90%
 // interval covers 0.80–0.95 of the true demand, and its nowcast of
-// censored hours beats the censored observation. About 10 s.
+// censored hours beats the censored observation. It runs the daemon's
+// re-smoothing from the shipped dcgpd.toml (--daemon-config: every 24
+// bins, a window of 168, no re-learning, the flags' defaults) and scores
+// by month too: the months' cells add up to the whole span's. About 10 s.
 func TestBacktestSimulated(t *testing.T) {
 	dir := t.TempDir()
 	if code, _, stderr := runCLI(t, "simulate", "--seed", "2", "--hubs", "4", "--days", "42", "--dir", dir); code != 0 {
@@ -110,12 +124,17 @@ func TestBacktestSimulated(t *testing.T) {
 	plot := filepath.Join(dir, "fan.png")
 	code, out, stderr := runCLI(t, "backtest", "--obs", filepath.Join(dir, "obs.csv"), "--products", filepath.Join(dir, "products.csv"),
 		"--truth", filepath.Join(dir, "truth.csv"), "--config", "../examples/bikeshare/model.toml", "--train-days", "28",
-		"--format", "csv", "--plot", plot, "--quiet")
+		"--daemon-config", "../dcgpd.toml", "--by", "month", "--format", "csv", "--plot", plot, "--quiet")
 	if code != 0 {
 		t.Fatalf("backtest exit %d: %s", code, stderr)
 	}
 	rows := parseBacktestCSV(t, out)
 	checkModelWins(t, rows, 0.80, 0.95)
+	for _, key := range []string{"dcgpd/all/1", "dcgpd/censored/0", "em/censored/0", "pd/censored/0"} {
+		if n := rows["1970-01/"+key].n + rows["1970-02/"+key].n; n != rows[key].n || n == 0 {
+			t.Errorf("%s: January and February have %v and %v cells, the span %v", key, rows["1970-01/"+key].n, rows["1970-02/"+key].n, rows[key].n)
+		}
+	}
 	if st, err := os.Stat(plot); err != nil || st.Size() < 1000 {
 		t.Errorf("plot not written: %v", err)
 	}
@@ -260,8 +279,9 @@ const todayBikeModel = "testdata/today-bike-model.toml"
 
 // citiBikeBacktest backtests the model file on one Citi Bike cluster with
 // the held-out benchmark's censoring: learned on [train, eval), scored on
-// [eval, end) (hourly, every hour observed).
-func citiBikeBacktest(t *testing.T, model string, stations []int, train, eval, end time.Time, resmooth int) *backtest.Result {
+// [eval, end) (hourly, every hour observed), re-smoothing every resmooth
+// bins; set, if given, changes the options last.
+func citiBikeBacktest(t *testing.T, model string, stations []int, train, eval, end time.Time, resmooth int, set ...func(*backtest.Options)) *backtest.Result {
 	t.Helper()
 	ds, err := experiment.CitiBikeCluster(citibikeDir, stations, train, end.Add(-time.Hour), 123)
 	if err != nil {
@@ -296,6 +316,9 @@ func citiBikeBacktest(t *testing.T, model string, stations []int, train, eval, e
 	o := backtest.Options{Spec: sp, Obs: obs, Products: prods, Bin: time.Hour, Origin: time.Unix(0, 0).UTC(), EvalFrom: eval,
 		Horizon: 24, Horizons: backtestHorizons, Weeks: 4, Resmooth: &rs,
 		Truth: func(g *backtest.Grid) error { return backtest.ReadTruth(open("truth.csv"), "truth.csv", g) }}
+	for _, f := range set {
+		f(&o)
+	}
 	res, err := o.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -303,7 +326,7 @@ func citiBikeBacktest(t *testing.T, model string, stations []int, train, eval, e
 	return res
 }
 
-// TestBacktestCitiBike is the must-show on real data: the shipped model
+// TestLongBacktestCitiBike is the must-show on real data: the shipped model
 // backtested on the three held-out-benchmark clusters of ten neighbouring
 // stations (synth.NeighbourClusters), learned on two months of history
 // (June and July 2018) and scored on August 2018, re-smoothing as the
@@ -313,20 +336,19 @@ func citiBikeBacktest(t *testing.T, model string, stations []int, train, eval, e
 // 12, 24, 90% coverage in [0.85, 0.95], a censored-cell nowcast better
 // than the censored observation, and that nowcast no worse in RMSE and
 // CRPS than today's (todayBikeModel's latent mean, learned and streamed
-// with the same protocol on the same cells). Heavy (minutes per cluster):
-// runs with DCGPD_CITIBIKE=1 where the data are present (go test -run
-// BacktestCitiBike -timeout 60m ./test/). DCGPD_CITIBIKE_SPAN=
+// with the same protocol on the same cells). Long mode (minutes per
+// cluster; the clusters run in parallel, two at a time on 2 cores), where
+// the data are present: DCGPD_LONG=1 go test -run TestLongBacktestCitiBike
+// -timeout 60m ./test/. DCGPD_CITIBIKE_SPAN=
 // TRAIN,EVAL,END (dates, e.g. 2018-04-01,2018-06-01,2018-07-01) runs the
 // same protocol on other months: how the model was chosen.
 // DCGPD_CITIBIKE_MODEL=FILE backtests another model instead (the
 // assertions logged as errors, no comparison with today), and
 // DCGPD_CITIBIKE_RESMOOTH=N re-smooths every N bins (0: never) instead of
 // every 24: how models are compared quickly.
-func TestBacktestCitiBike(t *testing.T) {
+func TestLongBacktestCitiBike(t *testing.T) {
+	requireLongMode(t)
 	skipWithoutCitiBike(t)
-	if os.Getenv("DCGPD_CITIBIKE") == "" {
-		t.Skip("SKIPPED: set DCGPD_CITIBIKE=1 to backtest three Citi Bike clusters (minutes each)")
-	}
 	st, err := synth.ReadBikeStations(citibikeDir)
 	if err != nil {
 		t.Fatal(err)
@@ -348,6 +370,7 @@ func TestBacktestCitiBike(t *testing.T) {
 	}
 	for _, cl := range clusters {
 		t.Run(cl.Name, func(t *testing.T) {
+			t.Parallel()
 			rows := citiBikeScores(t, model, cl.Name, cl.Stations, train, eval, end, resmooth)
 			checkModelWins(t, rows, 0.85, 0.95)
 			if compare {
@@ -389,7 +412,7 @@ func checkNowcastNoWorse(t *testing.T, rows, today map[string]btScore) {
 	}
 }
 
-// citiBikeSpan is TestBacktestCitiBike's training start, evaluation start
+// citiBikeSpan is TestLongBacktestCitiBike's training start, evaluation start
 // and end: two months of history (June and July 2018) before August 2018,
 // or DCGPD_CITIBIKE_SPAN's three dates.
 func citiBikeSpan(t *testing.T) (train, eval, end time.Time) {

@@ -21,43 +21,29 @@ func skipWithoutCitiBike(tb testing.TB) {
 	}
 }
 
-// TestCitiBikeHeldOut runs the held-out Citi Bike benchmark
-// (`dcgpd experiment --dataset citibike`): NCGP, CGP and DCGP-f with full
-// and with diagonal sites on clusters of ten neighbouring stations, supply
-// simulated with a daily restock, unmet pickups moved by a 300 m kernel
-// with sink 0.2, 30% of the hours held out. It asserts what holds today:
-// every fit finishes, with finite RMSE and NLPD in-sample and held out and
-// a stopping status; the scores are logged (which model wins depends on
-// the learning, being fixed separately). By default one cluster over two
-// weeks (seconds); DCGPD_CITIBIKE=1 runs the whole benchmark, three
-// clusters over two months (about 15 minutes on 2 cores: go test
-// -timeout 30m).
-func TestCitiBikeHeldOut(t *testing.T) {
+// heldOutModels are the models TestLongCitiBikeHeldOut fits: the
+// README's claim is about NCGP, CGP and DCGP with diagonal sites (the
+// default); the full-site fits of `dcgpd experiment --dataset citibike`
+// (12–15× the time, docs/reproduction.md) are left to that command.
+var heldOutModels = []string{"NCGP", "CGP", "DCGP-diag"}
+
+// TestLongCitiBikeHeldOut runs the held-out Citi Bike benchmark
+// (`dcgpd experiment --dataset citibike`): NCGP, CGP and DCGP-f with
+// diagonal sites on the three clusters of ten neighbouring stations, June
+// and July 2018, supply simulated with a daily restock, unmet pickups
+// moved by a 300 m kernel with sink 0.2, 30% of the hours held out. It
+// asserts what the README claims: every fit converges, with finite RMSE
+// and NLPD in-sample and held out, and DCGP beats CGP held out (RMSE by
+// 4.5–9.5%, the README's "5–9%", and NLPD) and in-sample (RMSE). Long
+// mode, where the data are present:
+//
+//	DCGPD_LONG=1 go test -run TestLongCitiBikeHeldOut -v -timeout 30m ./test/
+func TestLongCitiBikeHeldOut(t *testing.T) {
+	requireLongMode(t)
 	skipWithoutCitiBike(t)
-	if testing.Short() {
-		t.Skip("SKIPPED in -short mode: fits four models on a Citi Bike cluster")
-	}
-	var sets []*synth.Dataset
-	if os.Getenv("DCGPD_CITIBIKE") != "" {
-		var err error
-		if sets, err = experiment.CitiBike(citibikeDir, 123); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		st, err := synth.ReadBikeStations(citibikeDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cl, err := synth.NeighbourClusters(st, experiment.CitiBikeClusters, experiment.CitiBikeStations)
-		if err != nil {
-			t.Fatal(err)
-		}
-		start := synth.CitiBikeWindow[0]
-		ds, err := experiment.CitiBikeCluster(citibikeDir, cl[0].Stations, start, start.Add(14*24*time.Hour), 123)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sets = []*synth.Dataset{ds}
+	sets, err := experiment.CitiBike(citibikeDir, 123)
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, ds := range sets {
 		if np := len(ds.Products); np < 10 {
@@ -65,7 +51,7 @@ func TestCitiBikeHeldOut(t *testing.T) {
 		}
 		t.Logf("%s: %d training and %d held-out hours, censored fraction %.3f", ds.Name, len(ds.Train.Times), len(ds.Test.Times), ds.Train.CensoredFraction())
 		got := map[string][]experiment.Row{}
-		for _, m := range experiment.CitiBikeModels {
+		for _, m := range heldOutModels {
 			rows, _, err := experiment.Score(context.Background(), ds, m, experiment.Options{})
 			if err != nil {
 				t.Errorf("%s on %s: %v", m, ds.Name, err)
@@ -104,6 +90,9 @@ func checkCitiBikeClaims(t *testing.T, name string, rows map[string][]experiment
 	if !(d[1].RMSE < c[1].RMSE && d[1].NLPD < c[1].NLPD && d[0].RMSE < c[0].RMSE) {
 		t.Errorf("%s: DCGP (RMSE in %.3f, out %.3f, NLPD out %.3f) does not beat CGP (%.3f, %.3f, %.3f)",
 			name, d[0].RMSE, d[1].RMSE, d[1].NLPD, c[0].RMSE, c[1].RMSE, c[1].NLPD)
+	}
+	if gain := 1 - d[1].RMSE/c[1].RMSE; gain < 0.045 || gain > 0.095 {
+		t.Errorf("%s: DCGP's held-out RMSE %.3f is %.1f%% below CGP's %.3f; the README says 5–9%%", name, d[1].RMSE, 100*gain, c[1].RMSE)
 	}
 }
 
