@@ -61,3 +61,49 @@ func BenchmarkRiskAtRates(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRiskCity is one bin's risk output for a city, one op = every
+// station once: 2,000 stations with capacities 15 to 80 (evenly spread),
+// H = 24, each station's peak rates about capacity/8 trips a bin, the
+// default configuration (uncertainty integrated). ns/station is the cost
+// per station.
+func BenchmarkRiskCity(b *testing.B) {
+	const n, h = 2000, 24
+	type station struct {
+		st      Station
+		lam, mu Forecast
+	}
+	city := make([]station, n)
+	for i := range city {
+		c := 15 + (i*66)/n
+		st, lam, mu := benchStation(c, h)
+		city[i] = station{st, lam, mu}
+	}
+	for _, integrated := range []bool{true, false} {
+		name := "integrated"
+		if !integrated {
+			name = "plugin"
+		}
+		b.Run(fmt.Sprintf("stations=%d/H=%d/%s", n, h, name), func(b *testing.B) {
+			pl, err := NewPlanner(DefaultConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var r Risk
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, s := range city {
+					if integrated {
+						err = pl.Risk(&r, s.st, s.lam, s.mu)
+					} else {
+						err = pl.RiskAtRates(&r, s.st, s.lam.Mean, s.mu.Mean)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/station")
+		})
+	}
+}

@@ -28,6 +28,9 @@ import (
 // daemon's forecasts against the baselines (internal/backtest). It is
 // long only in flag declarations and their checks.
 func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if rest, ok := decisionMode(args); ok {
+		return runDecisionBacktest(ctx, rest, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("dcgpd backtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	obsPath := fs.String("obs", "", "observations CSV: time,product,demand,supply[,censored] (required)")

@@ -23,6 +23,8 @@ type Forecasts struct {
 	H       int
 	Mean    [][][]float64
 	PredVar [][][]float64
+	// Var is the latent demand's variance (stream.Estimate.Var).
+	Var [][][]float64
 	// Demand and DemandVar are the realised demand the runner published
 	// with each origin's own estimate (stream.Estimate.Demand),
 	// Demand[o][k]; NaN where it published none.
@@ -68,9 +70,10 @@ func Run(ctx context.Context, g *Grid, m stream.ModelConfig, opts RunOptions) (*
 	}
 	n := g.Len()
 	f := &Forecasts{From: opts.From, H: m.Horizon}
-	f.Mean, f.PredVar = make([][][]float64, m.Horizon+1), make([][][]float64, m.Horizon+1)
+	f.Mean, f.PredVar, f.Var = make([][][]float64, m.Horizon+1), make([][][]float64, m.Horizon+1), make([][][]float64, m.Horizon+1)
 	for h := range f.Mean {
 		f.Mean[h], f.PredVar[h] = nanMatrix(max(0, n-opts.From), len(g.Products)), nanMatrix(max(0, n-opts.From), len(g.Products))
+		f.Var[h] = nanMatrix(max(0, n-opts.From), len(g.Products))
 	}
 	f.Demand, f.DemandVar = nanMatrix(max(0, n-opts.From), len(g.Products)), nanMatrix(max(0, n-opts.From), len(g.Products))
 	if opts.Keep {
@@ -220,6 +223,7 @@ func (s *collector) record(o int) {
 	for h := range s.f.Mean {
 		copy(s.f.Mean[h][o], s.pub.mean[h])
 		copy(s.f.PredVar[h][o], s.pub.vars[h])
+		copy(s.f.Var[h][o], s.pub.lvar[h])
 	}
 	copy(s.f.Demand[o], s.pub.demand)
 	copy(s.f.DemandVar[o], s.pub.demandVar)
@@ -228,14 +232,14 @@ func (s *collector) record(o int) {
 // newPublished allocates one origin's numbers for H horizons and np
 // products.
 func newPublished(H, np int) *published {
-	return &published{mean: nanMatrix(H+1, np), vars: nanMatrix(H+1, np), demand: make([]float64, np), demandVar: make([]float64, np)}
+	return &published{mean: nanMatrix(H+1, np), vars: nanMatrix(H+1, np), lvar: nanMatrix(H+1, np), demand: make([]float64, np), demandVar: make([]float64, np)}
 }
 
 // fill sets p from a filtered message (NaN where it has no value).
 func (p *published) fill(m *stream.LatentMessage, np int) {
 	for h := range p.mean {
 		for k := range p.mean[h] {
-			p.mean[h][k], p.vars[h][k] = math.NaN(), math.NaN()
+			p.mean[h][k], p.vars[h][k], p.lvar[h][k] = math.NaN(), math.NaN(), math.NaN()
 		}
 	}
 	for k := range p.demand {
@@ -246,7 +250,7 @@ func (p *published) fill(m *stream.LatentMessage, np int) {
 			return
 		}
 		for k, e := range es {
-			p.mean[h][k], p.vars[h][k] = e.Mean, e.PredVar
+			p.mean[h][k], p.vars[h][k], p.lvar[h][k] = e.Mean, e.PredVar, e.Var
 		}
 	}
 	put(0, m.Estimates)

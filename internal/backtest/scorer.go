@@ -8,9 +8,10 @@ import (
 
 // published is one origin's filtered message as numbers: mean[h][k] and
 // vars[h][k] (pred_var) for h = 0..H (0 the origin's own estimate), and
-// its realised demand demand[k], demandVar[k] (NaN where none).
+// its realised demand demand[k], demandVar[k] (NaN where none); lvar[h][k]
+// is the latent demand's variance (var).
 type published struct {
-	mean, vars        [][]float64
+	mean, vars, lvar  [][]float64
 	demand, demandVar []float64
 }
 

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/internal/backtest"
+	"github.com/dcgpd/dcgpd/internal/synth"
+	"github.com/dcgpd/dcgpd/inventory"
+	"github.com/dcgpd/dcgpd/stream"
+)
+
+// decisionMode removes --decision from args and reports whether it was
+// there: `dcgpd backtest --decision ...` is the decision backtest.
+func decisionMode(args []string) ([]string, bool) {
+	for i, a := range args {
+		if a == "--decision" || a == "-decision" {
+			return append(append([]string(nil), args[:i]...), args[i+1:]...), true
+		}
+	}
+	return args, false
+}
+
+// runDecisionBacktest is `dcgpd backtest --decision`: on the operating
+// days of a held-out span, stock each station at s* from dcgpd's
+// pickups and returns forecasts, from the baselines' rates and in
+// hindsight, replay the real trips and count the unmet ones
+// (internal/backtest.RunDecision).
+func runDecisionBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dcgpd backtest --decision", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("citibike", "", "directory with counts_2018.csv (time,station,pickups,dropoffs, hourly) and stations.csv (station,name,lat,lon,capacity) (required)")
+	cfgPath := fs.String("config", "", "model TOML of each flow, learned on the training span (required; e.g. examples/citibike-hourly/model.toml)")
+	stationsText := fs.String("stations", "", "comma-separated station ids of one cluster (default: --clusters clusters of 10 neighbouring stations)")
+	nClusters := fs.Int("clusters", 3, "number of clusters of 10 neighbouring stations when --stations is not given")
+	trainText := fs.String("train", "2018-06-01", "first day of the training span")
+	evalText := fs.String("eval", "2018-08-01", "first operating day scored (the training span ends here)")
+	endText := fs.String("end", "2018-09-01", "day after the last operating day scored")
+	dayStart := fs.Int("day-start", 6, "hour at which each operating day (24 bins) starts and the stock is set")
+	seed := fs.Uint64("seed", 2018, "seed of the history's restocking, riders moving on and within-hour order")
+	low := fs.Float64("restock-low", 0.3, "the history restocks each day at --day-start to U(low, high)·capacity")
+	high := fs.Float64("restock-high", 0.8, "see --restock-low")
+	shared := fs.Float64("shared", inventory.DefaultConfig().Shared, "fraction of the forecast variance shared by all bins of a flow")
+	resmooth := fs.Int("resmooth-every", 24, "re-smooth every this many bins as the daemon would (0: off)")
+	quiet := fs.Bool("quiet", false, "no progress on standard error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *dir == "" || *cfgPath == "" {
+		fmt.Fprintln(stderr, "dcgpd backtest --decision: --citibike and --config are required")
+		fs.Usage()
+		return errUsage
+	}
+	if !(*low >= 0 && *low <= *high && *high <= 1) || *resmooth < 0 || *nClusters < 1 {
+		fmt.Fprintln(stderr, "dcgpd backtest --decision: want 0 <= --restock-low <= --restock-high <= 1, --resmooth-every >= 0, --clusters >= 1")
+		return errUsage
+	}
+	var days [3]time.Time
+	for i, s := range []string{*trainText, *evalText, *endText} {
+		d, err := time.Parse("2006-01-02", s)
+		if err != nil {
+			return fmt.Errorf("--train, --eval, --end: %w", err)
+		}
+		days[i] = d
+	}
+	if !days[0].Before(days[1]) || !days[1].Before(days[2]) {
+		return fmt.Errorf("want --train < --eval < --end, got %s, %s, %s", *trainText, *evalText, *endText)
+	}
+	clusters, err := decisionClusters(*dir, *stationsText, *nClusters)
+	if err != nil {
+		return err
+	}
+	sp, err := spec.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	pc := inventory.DefaultConfig()
+	pc.Shared = *shared
+	rs := stream.DefaultModelConfig().Resmooth
+	rs.EveryBins = *resmooth
+	for _, cl := range clusters {
+		// The last operating day ends at --day-start the day after --end.
+		d, transfer, err := backtest.CitiBikeStations(*dir, cl.Stations, days[0], days[2].Add(24*time.Hour))
+		if err != nil {
+			return err
+		}
+		o := backtest.DecisionOptions{Spec: sp, Data: d, EvalFrom: days[1], End: days[2].Add(24 * time.Hour), DayStart: *dayStart,
+			World:   backtest.WorldConfig{Seed: *seed, RestockHour: *dayStart, Low: *low, High: *high, Transfer: transfer},
+			Planner: pc, Horizons: []int{1, 3, 6, 12, 24}, Weeks: 4, Resmooth: &rs}
+		if !*quiet {
+			name := cl.Name
+			o.Progress = func(s string) { fmt.Fprintf(stderr, "%s: %s\n", name, s) }
+		}
+		res, err := o.RunDecision(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cl.Name, err)
+		}
+		if err := res.WriteDecisionTable(stdout, cl.Name); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+		if err := res.WriteCalibration(stdout); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+	}
+	return nil
+}
+
+// decisionClusters is the named stations as one cluster, or n clusters
+// of ten neighbouring stations.
+func decisionClusters(dir, ids string, n int) ([]synth.BikeCluster, error) {
+	if ids != "" {
+		var cl synth.BikeCluster
+		for _, f := range strings.Split(ids, ",") {
+			id, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return nil, fmt.Errorf("--stations: %q is not a station id", f)
+			}
+			cl.Stations = append(cl.Stations, id)
+		}
+		cl.Name = "stations-" + strconv.Itoa(cl.Stations[0])
+		return []synth.BikeCluster{cl}, nil
+	}
+	st, err := synth.ReadBikeStations(dir)
+	if err != nil {
+		return nil, err
+	}
+	return synth.NeighbourClusters(st, n, 10)
+}

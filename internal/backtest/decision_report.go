@@ -1,0 +1,64 @@
+package backtest
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteDecisionTable writes r's unmet trips per station-day as one
+// Markdown table row per policy: pickups + returns = total.
+func (r *DecisionResult) WriteDecisionTable(w io.Writer, name string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d station-days; history censored pickups %.3f, returns %.3f of the cells\n\n", name, r.StationDays, r.HistoryCensored[0], r.HistoryCensored[1])
+	b.WriteString("| policy | unmet pickups | unmet returns | unmet trips per station-day |\n|---|---|---|---|\n")
+	n := float64(r.StationDays)
+	for p, pol := range r.Policies {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", pol, formatFloat(r.UnmetPickups[p]/n, 3), formatFloat(r.UnmetReturns[p]/n, 3), formatFloat(r.PerStationDay(p), 3))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteCalibration writes the Brier scores of P(empty within h) and
+// P(full within h) per method and horizon, and the reliability table
+// (predictions in tenths of [0, 1], all horizons pooled: count, mean
+// predicted, observed frequency).
+func (r *DecisionResult) WriteCalibration(w io.Writer) error {
+	var b strings.Builder
+	events := [2]string{"empty", "full"}
+	b.WriteString("| Brier | event |")
+	for _, h := range r.Horizons {
+		fmt.Fprintf(&b, " h=%d |", h)
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(r.Horizons)) + "\n")
+	for m, name := range r.Methods {
+		for e, ev := range events {
+			fmt.Fprintf(&b, "| %s | %s |", name, ev)
+			for hi := range r.Horizons {
+				fmt.Fprintf(&b, " %s |", formatFloat(r.Brier[m][e][hi], 4))
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\nReliability (predicted probability in tenths; n, mean predicted → observed frequency):\n\n| method | event |")
+	for i := range 10 {
+		fmt.Fprintf(&b, " %.1f–%.1f |", float64(i)/10, float64(i+1)/10)
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", 10) + "\n")
+	for m, name := range r.Methods {
+		for e, ev := range events {
+			fmt.Fprintf(&b, "| %s | %s |", name, ev)
+			for _, rb := range r.Reliab[m][e] {
+				if rb.N == 0 {
+					b.WriteString(" – |")
+					continue
+				}
+				fmt.Fprintf(&b, " %d: %.2f→%.2f |", rb.N, rb.SumP/float64(rb.N), rb.Observed/float64(rb.N))
+			}
+			b.WriteString("\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
