@@ -123,3 +123,16 @@ func decisionSpan(t *testing.T) (train, eval, end time.Time) {
 	}
 	return ts[0], ts[1], ts[2]
 }
+
+// TestDecisionBacktestUsage checks `dcgpd backtest --decision` refuses
+// to start without its inputs, naming them.
+func TestDecisionBacktestUsage(t *testing.T) {
+	code, _, stderr := runCLI(t, "backtest", "--decision", "--config", shippedBikeModel)
+	if code != 2 || !strings.Contains(stderr, "--citibike and --config are required") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "backtest", "--decision", "--citibike", "nowhere", "--config", shippedBikeModel, "--train", "2018-08-01", "--eval", "2018-07-01")
+	if code != 1 || !strings.Contains(stderr, "want --train < --eval < --end") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
