@@ -77,16 +77,25 @@ func cpuTime() time.Duration {
 // "relearn", re-learning; the "-tol1e-6" variants set resmooth.tolerance =
 // 1e-6 instead of the default 1e-9. It reports bins/s, the CPU seconds
 // (both cores count) and bins per CPU second; a year of hourly bins is
-// 8,760. Run with -benchtime 2208x (three months).
+// 8,760. Run with -benchtime 2208x (three months). The "-mean" variants
+// add a prior mean (the feed's daily rhythm, [model.mean] level fixed),
+// "-level" the same mean whose level is re-estimated at every re-smooth
+// (level = "scale"): the cost of following the level.
 func BenchmarkCatchUp(b *testing.B) {
 	for _, tc := range []struct {
 		name    string
 		relearn bool
 		tol     float64
-	}{{"resmooth", false, 0}, {"resmooth-tol1e-6", false, 1e-6}, {"relearn", true, 0}, {"relearn-tol1e-6", true, 1e-6}} {
+		mean    string // "": no prior mean; else its level
+	}{{"resmooth", false, 0, ""}, {"resmooth-tol1e-6", false, 1e-6, ""}, {"relearn", true, 0, ""}, {"relearn-tol1e-6", true, 1e-6, ""},
+		{"resmooth-mean", false, 0, spec.LevelFixed}, {"resmooth-level", false, 0, spec.LevelScale},
+		{"relearn-mean", true, 0, spec.LevelFixed}, {"relearn-level", true, 0, spec.LevelScale}} {
 		b.Run(tc.name, func(b *testing.B) {
 			c, m := catchUpConfig(tc.relearn)
 			m.Resmooth.Tolerance = tc.tol
+			if tc.mean != "" {
+				m = withCatchUpMean(c, m, tc.mean)
+			}
 			feed := catchUpFeed(b.N, m.Origin)
 			r, err := NewRunner(c, m, &nullSink{}, zerolog.Nop(), NewMetrics(nil))
 			if err != nil {
@@ -106,4 +115,20 @@ func BenchmarkCatchUp(b *testing.B) {
 			b.ReportMetric(float64(r.revision), "resmooths")
 		})
 	}
+}
+
+// withCatchUpMean gives m the feed's daily rhythm as its prior mean, with
+// the level given.
+func withCatchUpMean(c *Config, m ModelConfig, level string) ModelConfig {
+	no := false
+	m.Model.Mean = spec.Mean{Kind: "periodic", Period: 168, Step: 1, Estimate: &no, Level: level, Values: map[string][]float64{}}
+	for k, p := range m.Product {
+		vs := make([]float64, 168)
+		for c := range vs {
+			vs[c] = 5 + 3*math.Sin(2*math.Pi*float64(c)/24+float64(k))
+		}
+		m.Model.Mean.Values[p.Name] = vs
+	}
+	c.Models = []ModelConfig{m}
+	return m
 }
