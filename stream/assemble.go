@@ -4,7 +4,9 @@ import (
 	"math"
 	"time"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // Acker acknowledges an input message and, as the consumer acknowledges
@@ -36,7 +38,7 @@ type LateObs struct {
 // AddResult reports what became of one message.
 type AddResult struct {
 	Accepted, Duplicates int
-	Rejected             []*Rejection
+	Rejected             []*wire.Rejection
 	Late                 []LateObs
 }
 
@@ -74,7 +76,7 @@ type Assembler struct {
 
 // NewAssembler returns an assembler for the products names with bins of
 // width from origin.
-func NewAssembler(names []string, cfg ModelConfig) *Assembler {
+func NewAssembler(names []string, cfg config.ModelConfig) *Assembler {
 	a := &Assembler{names: map[string]int{}, np: len(names), width: cfg.Bin.Duration, origin: cfg.Origin,
 		lateness: cfg.Lateness.Duration, maxAhead: int64(cfg.MaxAhead), keepLate: cfg.Late == "resmooth",
 		open: map[int64]*openBin{}}
@@ -104,7 +106,7 @@ func (a *Assembler) OldestOpenSeq() uint64 {
 }
 
 // Add files a decoded message with input sequence seq (0: unknown).
-func (a *Assembler) Add(m *ObsMessage, seq uint64, now time.Time) AddResult {
+func (a *Assembler) Add(m *wire.ObsMessage, seq uint64, now time.Time) AddResult {
 	var r AddResult
 	if m.Watermark != nil {
 		if m.Watermark.After(a.clock) {
@@ -114,12 +116,12 @@ func (a *Assembler) Add(m *ObsMessage, seq uint64, now time.Time) AddResult {
 	}
 	off := m.BinStart.Sub(a.origin)
 	if off%a.width != 0 {
-		r.Rejected = append(r.Rejected, reject(ReasonTime, "bin_start %s is not on the %v grid from %s", m.BinStart.Format(time.RFC3339), a.width, a.origin.Format(time.RFC3339)))
+		r.Rejected = append(r.Rejected, wire.Reject(wire.ReasonTime, "bin_start %s is not on the %v grid from %s", m.BinStart.Format(time.RFC3339), a.width, a.origin.Format(time.RFC3339)))
 		return r
 	}
 	idx := int64(off / a.width)
 	if a.started && idx >= a.next+a.maxAhead {
-		r.Rejected = append(r.Rejected, reject(ReasonFarFuture, "bin_start %s is %d bins after the next bin to close (max_ahead %d)", m.BinStart.Format(time.RFC3339), idx-a.next, a.maxAhead))
+		r.Rejected = append(r.Rejected, wire.Reject(wire.ReasonFarFuture, "bin_start %s is %d bins after the next bin to close (max_ahead %d)", m.BinStart.Format(time.RFC3339), idx-a.next, a.maxAhead))
 		return r
 	}
 	if !a.started {
@@ -133,7 +135,7 @@ func (a *Assembler) Add(m *ObsMessage, seq uint64, now time.Time) AddResult {
 	for _, o := range m.Observations {
 		k, ok := a.names[o.Product]
 		if !ok {
-			r.Rejected = append(r.Rejected, reject(ReasonProduct, "product %q is not in the model", o.Product))
+			r.Rejected = append(r.Rejected, wire.Reject(wire.ReasonProduct, "product %q is not in the model", o.Product))
 			continue
 		}
 		obs := toObs(o)
@@ -142,7 +144,7 @@ func (a *Assembler) Add(m *ObsMessage, seq uint64, now time.Time) AddResult {
 				r.Late = append(r.Late, LateObs{Index: idx, Product: k, Obs: obs})
 				continue
 			}
-			r.Rejected = append(r.Rejected, reject(ReasonLate, "bin %s closed already", m.BinStart.Format(time.RFC3339)))
+			r.Rejected = append(r.Rejected, wire.Reject(wire.ReasonLate, "bin %s closed already", m.BinStart.Format(time.RFC3339)))
 			continue
 		}
 		if b == nil {
@@ -157,7 +159,7 @@ func (a *Assembler) Add(m *ObsMessage, seq uint64, now time.Time) AddResult {
 				r.Duplicates++
 				continue
 			}
-			r.Rejected = append(r.Rejected, reject(ReasonDuplicate, "product %q in bin %s already has a different observation", o.Product, m.BinStart.Format(time.RFC3339)))
+			r.Rejected = append(r.Rejected, wire.Reject(wire.ReasonDuplicate, "product %q in bin %s already has a different observation", o.Product, m.BinStart.Format(time.RFC3339)))
 			continue
 		}
 		b.obs[k], b.have[k] = obs, true
@@ -205,7 +207,7 @@ func (a *Assembler) Ready(dst []ClosedBin) []ClosedBin {
 	}
 }
 
-func toObs(o Observation) cvi.Obs {
+func toObs(o wire.Observation) cvi.Obs {
 	obs := cvi.Obs{Y: math.NaN(), Supply: math.Inf(1)}
 	if o.Supply != nil {
 		obs.Supply = *o.Supply

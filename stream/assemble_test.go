@@ -1,22 +1,24 @@
 package stream
 
 import (
-	"encoding/json"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
-func testModel() ModelConfig {
-	m := DefaultModelConfig()
-	m.Name, m.Bin = "m", Duration{time.Hour}
+func testModel() config.ModelConfig {
+	m := config.DefaultModelConfig()
+	m.Name, m.Bin = "m", config.Duration{Duration: time.Hour}
 	m.Origin = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	return m
 }
 
-func obsMsg(t *testing.T, s string) *ObsMessage {
+func obsMsg(t *testing.T, s string) *wire.ObsMessage {
 	t.Helper()
-	m, err := DecodeObs([]byte(s))
+	m, err := wire.DecodeObs([]byte(s))
 	if err != nil {
 		t.Fatalf("%s: %v", s, err)
 	}
@@ -29,7 +31,7 @@ func obsMsg(t *testing.T, s string) *ObsMessage {
 // duplicates are idempotent; late data is refused or kept.
 func TestAssemblerCloses(t *testing.T) {
 	cfg := testModel()
-	cfg.Lateness = Duration{30 * time.Minute}
+	cfg.Lateness = config.Duration{Duration: 30 * time.Minute}
 	a := NewAssembler([]string{"a", "b"}, cfg)
 	now := time.Now()
 	type step struct {
@@ -46,17 +48,17 @@ func TestAssemblerCloses(t *testing.T) {
 		// b completes bin 1: it closes at once.
 		{`{"schema":1,"model":"m","bin_start":"2024-01-01T01:00:00Z","product":"b","demand":2,"supply":2}`, []int64{1}, 1, "", 0},
 		// the same observation again, after the bin closed: late.
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T01:00:00Z","product":"b","demand":2,"supply":2}`, nil, 0, ReasonLate, 0},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T01:00:00Z","product":"b","demand":2,"supply":2}`, nil, 0, wire.ReasonLate, 0},
 		{`{"schema":1,"model":"m","bin_start":"2024-01-01T02:00:00Z","product":"a","demand":1}`, nil, 1, "", 4},
 		// an identical repeat while open: idempotent.
 		{`{"schema":1,"model":"m","bin_start":"2024-01-01T02:00:00Z","product":"a","demand":1}`, nil, 0, "", 4},
 		// a conflicting repeat: refused, the first kept.
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T02:00:00Z","product":"a","demand":5}`, nil, 0, ReasonDuplicate, 4},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T02:00:00Z","product":"a","demand":5}`, nil, 0, wire.ReasonDuplicate, 4},
 		// bin 4 data moves the clock to 04:00: bin 2 (end 03:00 + 30m)
 		// closes; the empty bin 3 (due 04:30) and bin 4 stay open.
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T04:00:00Z","observations":[{"product":"a","demand":1},{"product":"zz","demand":1}]}`, []int64{2}, 1, ReasonProduct, 7},
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T04:30:00Z","product":"a","demand":1}`, nil, 0, ReasonTime, 7},
-		{`{"schema":1,"model":"m","bin_start":"2024-03-01T04:00:00Z","product":"a","demand":1}`, nil, 0, ReasonFarFuture, 7},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T04:00:00Z","observations":[{"product":"a","demand":1},{"product":"zz","demand":1}]}`, []int64{2}, 1, wire.ReasonProduct, 7},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T04:30:00Z","product":"a","demand":1}`, nil, 0, wire.ReasonTime, 7},
+		{`{"schema":1,"model":"m","bin_start":"2024-03-01T04:00:00Z","product":"a","demand":1}`, nil, 0, wire.ReasonFarFuture, 7},
 		// a watermark at 05:30 closes the empty bin 3 and bin 4.
 		{`{"schema":1,"model":"m","watermark":"2024-01-01T05:30:00Z"}`, []int64{3, 4}, 0, "", 0},
 	}
@@ -120,31 +122,31 @@ func TestAssemblerKeepsLate(t *testing.T) {
 // TestDecodeObsRejects names every malformed input with its reason.
 func TestDecodeObsRejects(t *testing.T) {
 	cases := []struct{ in, reason string }{
-		{`{`, ReasonMalformed},
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1,"extra":2}`, ReasonMalformed},
-		{`{"schema":2,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1}`, ReasonSchema},
-		{`{"schema":1,"bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1}`, ReasonMalformed},
-		{`{"schema":1,"model":"m","product":"a","demand":1}`, ReasonMalformed},
-		{`{"schema":1,"model":"m","bin_start":"yesterday","product":"a","demand":1}`, ReasonMalformed},
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":-1}`, ReasonValue},
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":"NaN"}`, ReasonMalformed},
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1e300}`, ReasonValue},
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":5,"supply":3}`, ReasonValue},
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1,"censored":true}`, ReasonValue},
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z"}`, ReasonObservations},
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","observations":[{"product":"b"}]}`, ReasonMalformed},
-		{`{"schema":1,"model":"m","watermark":"2024-01-01T00:00:00Z","product":"a"}`, ReasonMalformed},
-		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1} {}`, ReasonMalformed},
+		{`{`, wire.ReasonMalformed},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1,"extra":2}`, wire.ReasonMalformed},
+		{`{"schema":2,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1}`, wire.ReasonSchema},
+		{`{"schema":1,"bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1}`, wire.ReasonMalformed},
+		{`{"schema":1,"model":"m","product":"a","demand":1}`, wire.ReasonMalformed},
+		{`{"schema":1,"model":"m","bin_start":"yesterday","product":"a","demand":1}`, wire.ReasonMalformed},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":-1}`, wire.ReasonValue},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":"NaN"}`, wire.ReasonMalformed},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1e300}`, wire.ReasonValue},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":5,"supply":3}`, wire.ReasonValue},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1,"censored":true}`, wire.ReasonValue},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z"}`, wire.ReasonObservations},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","observations":[{"product":"b"}]}`, wire.ReasonMalformed},
+		{`{"schema":1,"model":"m","watermark":"2024-01-01T00:00:00Z","product":"a"}`, wire.ReasonMalformed},
+		{`{"schema":1,"model":"m","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1} {}`, wire.ReasonMalformed},
 	}
 	for _, c := range cases {
-		_, err := DecodeObs([]byte(c.in))
-		rej, ok := err.(*Rejection)
+		_, err := wire.DecodeObs([]byte(c.in))
+		rej, ok := err.(*wire.Rejection)
 		if !ok || rej.Reason != c.reason {
 			t.Errorf("%s: got %v, want reason %s", c.in, err, c.reason)
 		}
 	}
-	big := make([]byte, MaxMessageBytes+1)
-	if _, err := DecodeObs(big); err == nil || err.(*Rejection).Reason != ReasonTooLarge {
+	big := make([]byte, wire.MaxMessageBytes+1)
+	if _, err := wire.DecodeObs(big); err == nil || err.(*wire.Rejection).Reason != wire.ReasonTooLarge {
 		t.Errorf("oversized message: %v", err)
 	}
 }
@@ -161,14 +163,14 @@ func FuzzDecodeObs(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := DecodeObs(data)
+		m, err := wire.DecodeObs(data)
 		if err != nil {
-			if _, ok := err.(*Rejection); !ok {
+			if _, ok := err.(*wire.Rejection); !ok {
 				t.Fatalf("error is not a Rejection: %v", err)
 			}
 			return
 		}
-		if m.Schema != SchemaVersion || m.Model == "" {
+		if m.Schema != wire.SchemaVersion || m.Model == "" {
 			t.Fatalf("accepted %+v", m)
 		}
 		if m.Watermark != nil {
@@ -179,20 +181,9 @@ func FuzzDecodeObs(f *testing.F) {
 		}
 		for _, o := range m.Observations {
 			obs := toObs(o)
-			if o.Product == "" || obs.Y < 0 || obs.Y > maxDemand || math.IsInf(obs.Y, 0) || (!math.IsNaN(obs.Y) && obs.Y > obs.Supply) {
+			if o.Product == "" || obs.Y < 0 || obs.Y > wire.MaxDemand || math.IsInf(obs.Y, 0) || (!math.IsNaN(obs.Y) && obs.Y > obs.Supply) {
 				t.Fatalf("accepted bad observation %+v", obs)
 			}
 		}
 	})
-}
-
-// TestMarshalLatentNeverNaN: a message with a non-finite number goes out
-// as missing, never as invalid JSON or an empty payload.
-func TestMarshalLatentNeverNaN(t *testing.T) {
-	m := &LatentMessage{Schema: 1, Model: "m", Kind: KindFiltered, Estimates: []Estimate{NewEstimate("a", math.NaN(), 1, 0)}}
-	data := marshalLatent(m)
-	var back LatentMessage
-	if err := json.Unmarshal(data, &back); err != nil || back.Missing == "" || len(back.Estimates) != 0 {
-		t.Fatalf("%s: %v", data, err)
-	}
 }

@@ -11,7 +11,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // catchUpConfig is one model of 10 hubs, hourly bins, the diffusion
@@ -19,36 +21,36 @@ import (
 // the default re-smooth (168 bins every 24, swapped in 24 bins later),
 // re-learning when relearn: what a daemon started on a stream that holds
 // months of input runs.
-func catchUpConfig(relearn bool) (*Config, ModelConfig) {
-	c := DefaultConfig()
+func catchUpConfig(relearn bool) (*config.Config, config.ModelConfig) {
+	c := config.DefaultConfig()
 	c.Snapshot.Dir = "off"
-	m := DefaultModelConfig()
-	m.Name, m.Bin, m.Horizon = "hubs", Duration{time.Hour}, 24
+	m := config.DefaultModelConfig()
+	m.Name, m.Bin, m.Horizon = "hubs", config.Duration{Duration: time.Hour}, 24
 	m.Origin = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	m.Resmooth.Relearn = relearn
 	for k := 0; k < 10; k++ {
-		m.Product = append(m.Product, ProductConfig{Name: "p" + strconv.Itoa(k), Features: []float64{float64(k%5) * 200, float64(k/5) * 200}})
+		m.Product = append(m.Product, config.ProductConfig{Name: "p" + strconv.Itoa(k), Features: []float64{float64(k%5) * 200, float64(k/5) * 200}})
 	}
 	m.Model = spec.Model{Likelihood: "diffusion", NoiseVariance: 1.5,
 		Temporal: []spec.Temporal{{Kernel: "matern32", Variance: 6, Lengthscale: 24},
 			{Kernel: "periodic", Variance: 4, Period: 24, Harmonics: 6, Lengthscale: 1}},
 		Diffusion: spec.Diffusion{Lengthscale: 250, Sink: 0.2}}
-	c.Models = []ModelConfig{m}
+	c.Models = []config.ModelConfig{m}
 	return &c, m
 }
 
 // catchUpFeed returns n hourly bins of 10 products, one message per bin,
 // with a daily rhythm and stock-outs.
-func catchUpFeed(n int, origin time.Time) []*ObsMessage {
+func catchUpFeed(n int, origin time.Time) []*wire.ObsMessage {
 	rng := rand.New(rand.NewPCG(7, 8))
-	out := make([]*ObsMessage, n)
+	out := make([]*wire.ObsMessage, n)
 	for i := range out {
 		start := origin.Add(time.Duration(i) * time.Hour)
-		obs := make([]Observation, 10)
+		obs := make([]wire.Observation, 10)
 		for k := range obs {
 			rate := 5 + 3*math.Sin(2*math.Pi*float64(i)/24+float64(k))
 			y := math.Max(0, math.Round(rate+rng.NormFloat64()))
-			o := Observation{Product: "p" + strconv.Itoa(k), Demand: &y}
+			o := wire.Observation{Product: "p" + strconv.Itoa(k), Demand: &y}
 			if rng.Float64() < 0.15 {
 				u := math.Floor(0.7 * y)
 				c := true
@@ -56,7 +58,7 @@ func catchUpFeed(n int, origin time.Time) []*ObsMessage {
 			}
 			obs[k] = o
 		}
-		out[i] = &ObsMessage{Schema: SchemaVersion, Model: "hubs", BinStart: &start, Observations: obs}
+		out[i] = &wire.ObsMessage{Schema: wire.SchemaVersion, Model: "hubs", BinStart: &start, Observations: obs}
 	}
 	return out
 }
@@ -119,7 +121,7 @@ func BenchmarkCatchUp(b *testing.B) {
 
 // withCatchUpMean gives m the feed's daily rhythm as its prior mean, with
 // the level given.
-func withCatchUpMean(c *Config, m ModelConfig, level string) ModelConfig {
+func withCatchUpMean(c *config.Config, m config.ModelConfig, level string) config.ModelConfig {
 	no := false
 	m.Model.Mean = spec.Mean{Kind: "periodic", Period: 168, Step: 1, Estimate: &no, Level: level, Values: map[string][]float64{}}
 	for k, p := range m.Product {
@@ -129,6 +131,6 @@ func withCatchUpMean(c *Config, m ModelConfig, level string) ModelConfig {
 		}
 		m.Model.Mean.Values[p.Name] = vs
 	}
-	c.Models = []ModelConfig{m}
+	c.Models = []config.ModelConfig{m}
 	return m
 }

@@ -8,11 +8,14 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // runFeed hands every message of feed to a new runner for m and returns
 // the runner and its outputs by id.
-func runFeed(t *testing.T, c *Config, m ModelConfig, feed []*ObsMessage, each func(i int, r *Runner)) (*Runner, *memSink) {
+func runFeed(t *testing.T, c *config.Config, m config.ModelConfig, feed []*wire.ObsMessage, each func(i int, r *Runner)) (*Runner, *memSink) {
 	t.Helper()
 	sink := newMemSink()
 	r, err := NewRunner(c, m, sink, zerolog.Nop(), NewMetrics(nil))
@@ -39,7 +42,7 @@ func TestRelearnOnFirstFullWindow(t *testing.T) {
 	c, m := catchUpConfig(true)
 	m.Model.Temporal = m.Model.Temporal[:1]                                  // Matérn-3/2 only: fast
 	m.Model.Temporal[0].Variance, m.Model.Temporal[0].Lengthscale = 0.5, 200 // far from the data's
-	m.Resmooth = ResmoothConfig{EveryBins: 100, Window: 30, ApplyAfter: 5, Relearn: true, MaxWait: Duration{5 * 60e9}}
+	m.Resmooth = config.ResmoothConfig{EveryBins: 100, Window: 30, ApplyAfter: 5, Relearn: true, MaxWait: config.Duration{Duration: 5 * 60e9}}
 	feed := catchUpFeed(40, m.Origin)
 	start := ""
 	swappedAt := -1
@@ -73,7 +76,7 @@ func TestRelearnOnFirstFullWindow(t *testing.T) {
 func TestRelearnFullWindowWithPendingJob(t *testing.T) {
 	c, m := catchUpConfig(true)
 	m.Model.Temporal = m.Model.Temporal[:1]
-	m.Resmooth = ResmoothConfig{EveryBins: 20, Window: 30, ApplyAfter: 15, Relearn: true, MaxWait: Duration{5 * 60e9}}
+	m.Resmooth = config.ResmoothConfig{EveryBins: 20, Window: 30, ApplyAfter: 15, Relearn: true, MaxWait: config.Duration{Duration: 5 * 60e9}}
 	feed := catchUpFeed(50, m.Origin)
 	var revs []int
 	_, sink := runFeed(t, c, m, feed, func(i int, r *Runner) { revs = append(revs, r.revision) })
@@ -133,7 +136,7 @@ func TestResmoothTolerance(t *testing.T) {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		var a, b LatentMessage
+		var a, b wire.LatentMessage
 		if err := json.Unmarshal(loose.byID[id], &a); err != nil {
 			t.Fatal(err)
 		}
@@ -155,8 +158,8 @@ func TestResmoothTolerance(t *testing.T) {
 }
 
 // allEstimates lists a message's estimates and its forecasts'.
-func allEstimates(m *LatentMessage) []Estimate {
-	out := append([]Estimate(nil), m.Estimates...)
+func allEstimates(m *wire.LatentMessage) []wire.Estimate {
+	out := append([]wire.Estimate(nil), m.Estimates...)
 	for _, f := range m.Forecasts {
 		out = append(out, f.Estimates...)
 	}

@@ -12,7 +12,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // levelShift is the simulated level shift: three stations whose hourly
@@ -50,15 +52,15 @@ func levelBase(hourOfWeek, k int) float64 {
 // levelShiftConfig is a Tobit model with the true profile as its fitted
 // prior mean, re-smoothing every 24 bins over a week, prior mean level
 // "fixed" or "scale".
-func levelShiftConfig(level string) (*Config, ModelConfig) {
-	c := DefaultConfig()
+func levelShiftConfig(level string) (*config.Config, config.ModelConfig) {
+	c := config.DefaultConfig()
 	c.Snapshot.Dir = "unused"
-	m := DefaultModelConfig()
-	m.Name, m.Bin, m.Horizon = "city", Duration{time.Hour}, 24
+	m := config.DefaultModelConfig()
+	m.Name, m.Bin, m.Horizon = "city", config.Duration{Duration: time.Hour}, 24
 	m.Origin = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC) // a Monday, hour of week 0 in the profile's cells
-	m.Resmooth = ResmoothConfig{EveryBins: 24, Window: 168, MaxWait: Duration{time.Minute}}
+	m.Resmooth = config.ResmoothConfig{EveryBins: 24, Window: 168, MaxWait: config.Duration{Duration: time.Minute}}
 	for k := 0; k < levelProducts; k++ {
-		m.Product = append(m.Product, ProductConfig{Name: fmt.Sprintf("p%d", k), Features: []float64{float64(k) * 500, 0}})
+		m.Product = append(m.Product, config.ProductConfig{Name: fmt.Sprintf("p%d", k), Features: []float64{float64(k) * 500, 0}})
 	}
 	no := false
 	m.Model = spec.Model{Likelihood: "tobit", NoiseVariance: 2, NoiseFixed: true,
@@ -73,13 +75,13 @@ func levelShiftConfig(level string) (*Config, ModelConfig) {
 		}
 		m.Model.Mean.Values[p.Name] = vs
 	}
-	c.Models = []ModelConfig{m}
+	c.Models = []config.ModelConfig{m}
 	return &c, m
 }
 
 // levelShiftFeed is the simulated demand, one message per hourly bin,
 // censored at a supply of 0.8 × the base profile in one bin in ten.
-func levelShiftFeed(origin time.Time) (msgs []*ObsMessage, truth func(t time.Time, k int) float64) {
+func levelShiftFeed(origin time.Time) (msgs []*wire.ObsMessage, truth func(t time.Time, k int) float64) {
 	rng := rand.New(rand.NewPCG(41, 43))
 	truth = func(t time.Time, k int) float64 {
 		h := t.Sub(origin).Hours()
@@ -87,10 +89,10 @@ func levelShiftFeed(origin time.Time) (msgs []*ObsMessage, truth func(t time.Tim
 	}
 	for b := 0; b < levelDays*24; b++ {
 		start := origin.Add(time.Duration(b) * time.Hour)
-		m := &ObsMessage{Schema: SchemaVersion, Model: "city", BinStart: &start}
+		m := &wire.ObsMessage{Schema: wire.SchemaVersion, Model: "city", BinStart: &start}
 		for k := 0; k < levelProducts; k++ {
 			d := math.Max(0, truth(start, k)+1.4*rng.NormFloat64())
-			o := Observation{Product: fmt.Sprintf("p%d", k), Demand: &d}
+			o := wire.Observation{Product: fmt.Sprintf("p%d", k), Demand: &d}
 			if rng.IntN(10) == 0 {
 				s := math.Floor(0.8 * levelBase(b%168, k))
 				if d > s {
@@ -108,12 +110,12 @@ func levelShiftFeed(origin time.Time) (msgs []*ObsMessage, truth func(t time.Tim
 // forecastSink keeps the filtered messages' forecasts.
 type forecastSink struct {
 	mu   sync.Mutex
-	msgs []LatentMessage
+	msgs []wire.LatentMessage
 }
 
 func (s *forecastSink) Publish(_, _ string, data []byte, done func(error)) {
-	var m LatentMessage
-	if json.Unmarshal(data, &m) == nil && m.Kind == KindFiltered {
+	var m wire.LatentMessage
+	if json.Unmarshal(data, &m) == nil && m.Kind == wire.KindFiltered {
 		s.mu.Lock()
 		s.msgs = append(s.msgs, m)
 		s.mu.Unlock()

@@ -4,6 +4,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dcgpd/dcgpd/internal/ratelimit"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // Metrics are the daemon's Prometheus metrics (prefix dcgpd_, base units,
@@ -30,7 +33,7 @@ type Metrics struct {
 	snapRefused *prometheus.CounterVec
 	restore     *prometheus.GaugeVec
 	// rejectLog limits rejection log lines across all models.
-	rejectLog *rateLimit
+	rejectLog *ratelimit.Limiter
 }
 
 // NewMetrics registers the daemon's metrics with reg (nil: a private
@@ -62,8 +65,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		snapRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_snapshots_refused_total", Help: "Snapshot files refused at restore (corrupt, truncated or another version)."}, model),
 		restore:     prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dcgpd_restore_seconds", Help: "Time the last restore from a snapshot took."}, model),
 	}
-	m.rejectLog = newRateLimit(20, time.Minute)
-	reg.MustRegister(buildInfoGauge(ReadBuild()))
+	m.rejectLog = ratelimit.New(20, time.Minute)
+	reg.MustRegister(buildInfoGauge(wire.ReadBuild()))
 	reg.MustRegister(m.bins, m.accepted, m.rejected, m.late, m.duplicates, m.unconverged, m.openBins, m.lastBin,
 		m.pending, m.binCompute, m.latency, m.resmooth, m.resmoothOut, m.redelivered, m.waits, m.snapshots,
 		m.snapSeconds, m.snapBytes, m.snapRefused, m.restore)
@@ -94,10 +97,16 @@ func (m *Metrics) forModel(name string) *modelMetrics {
 }
 
 // buildInfoGauge is dcgpd_build_info: constant 1, labelled with the build.
-func buildInfoGauge(b Build) prometheus.Gauge {
+func buildInfoGauge(b wire.Build) prometheus.Gauge {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "dcgpd_build_info",
 		Help:        "The running build: constant 1 labelled by module version, VCS revision and Go version.",
 		ConstLabels: prometheus.Labels{"version": b.Version, "revision": b.Revision, "go_version": b.GoVersion}})
 	g.Set(1)
 	return g
+}
+
+// SetPending records a model's input backlog: messages not yet delivered
+// plus those delivered and not yet acknowledged.
+func (m *Metrics) SetPending(model string, n uint64) {
+	m.pending.WithLabelValues(model).Set(float64(n))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/stream/csvio"
@@ -19,7 +20,7 @@ const secondsPerHour = 3600
 func ModelTime(unixSeconds int64) float64 { return float64(unixSeconds) / secondsPerHour }
 
 // loadProducts reads a model's products from its file or inline list.
-func loadProducts(c *Config, m *ModelConfig) (*csvio.Products, error) {
+func loadProducts(c *config.Config, m *config.ModelConfig) (*csvio.Products, error) {
 	if m.Products != "" {
 		path := c.Path(m.Products)
 		f, err := os.Open(path)
@@ -54,7 +55,7 @@ func loadProducts(c *Config, m *ModelConfig) (*csvio.Products, error) {
 // bin width as the time step. With no data at start, variances the
 // configuration leaves at 0 start at 1 (set them, or let re-learning
 // find them).
-func buildModel(prods *csvio.Products, m *ModelConfig) (*spec.Built, error) {
+func buildModel(prods *csvio.Products, m *config.ModelConfig) (*spec.Built, error) {
 	sum := spec.Summary{Variance: 1, MedianStep: m.Bin.Hours(), Features: prods.Features,
 		Geographic: prods.Geographic, NP: len(prods.Names), Names: prods.Names}
 	if len(prods.Features) > 0 && len(prods.Features[0]) == 0 {
@@ -67,7 +68,7 @@ func buildModel(prods *csvio.Products, m *ModelConfig) (*spec.Built, error) {
 	if m.Model.Mean.On() && b.Mean == nil {
 		return nil, errors.New("model.mean: the daemon needs its values (model_file from `dcgpd fit --save-model`, or [model.mean.values]); it does not estimate them")
 	}
-	if err := checkCoupledSize(sum.NP, !b.Model.Independent(), b.Lik.Joint()); err != nil {
+	if err := config.CheckCoupledSize(sum.NP, !b.Model.Independent(), b.Lik.Joint()); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -75,7 +76,7 @@ func buildModel(prods *csvio.Products, m *ModelConfig) (*spec.Built, error) {
 
 // likelihoodClone returns an independent copy of lik with the same
 // parameters, for a background re-smooth.
-func likelihoodClone(prods *csvio.Products, m *ModelConfig, lik cvi.Likelihood) (cvi.Likelihood, error) {
+func likelihoodClone(prods *csvio.Products, m *config.ModelConfig, lik cvi.Likelihood) (cvi.Likelihood, error) {
 	b, err := buildModel(prods, m)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/dcgpd/dcgpd/config"
 )
 
 const modelFileConfig = `[nats]
@@ -64,7 +66,7 @@ func writeModelFile(t *testing.T, cfg, model string) string {
 // built model (what the status reply shows) has the file's values.
 func TestModelFileLoads(t *testing.T) {
 	p := writeModelFile(t, modelFileConfig, hubsModel)
-	c, err := LoadConfig(p)
+	c, err := config.LoadConfig(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +104,7 @@ func TestModelFileErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := LoadConfig(writeModelFile(t, c.cfg, c.model))
+			_, err := config.LoadConfig(writeModelFile(t, c.cfg, c.model))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("got %v, want %q", err, c.want)
 			}
@@ -117,29 +119,12 @@ func TestModelFileErrors(t *testing.T) {
 // (DecodeConfig) does not read model files; a runner for it refuses to
 // start rather than run the default model.
 func TestModelFileNotReadIsRefused(t *testing.T) {
-	c, err := DecodeConfig([]byte(modelFileConfig))
+	c, err := config.DecodeConfig([]byte(modelFileConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = NewRunner(&c, c.Models[0], newMemSink(), zerolog.Nop(), NewMetrics(nil))
 	if err == nil || !strings.Contains(err.Error(), "model_file \"hubs.model.toml\": not read") {
-		t.Errorf("got %v", err)
-	}
-}
-
-// TestResmoothToleranceKey: resmooth.tolerance is read, and a value
-// outside [0, 1) is refused with its line.
-func TestResmoothToleranceKey(t *testing.T) {
-	in := strings.Replace(goodConfig, "window = 96", "window = 96\ntolerance = 1e-6", 1)
-	c, err := DecodeConfig([]byte(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := c.Models[1].Resmooth.Tolerance; got != 1e-6 {
-		t.Errorf("tolerance %v, want 1e-6", got)
-	}
-	_, err = DecodeConfig([]byte(strings.Replace(in, "tolerance = 1e-6", "tolerance = 1.5", 1)))
-	if err == nil || !strings.HasPrefix(err.Error(), "27: models[1] (ev).resmooth.tolerance") {
 		t.Errorf("got %v", err)
 	}
 }

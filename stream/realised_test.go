@@ -7,6 +7,9 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // TestRunnerPublishesRealisedDemand: the bin's own estimates, filtered and
@@ -22,7 +25,7 @@ func TestRunnerPublishesRealisedDemand(t *testing.T) {
 		bin time.Time
 		p   string
 	}
-	obs := map[cell]Observation{}
+	obs := map[cell]wire.Observation{}
 	for _, m := range feed {
 		for _, o := range m.Observations {
 			obs[cell{*m.BinStart, o.Product}] = o
@@ -40,7 +43,7 @@ func TestRunnerPublishesRealisedDemand(t *testing.T) {
 			}
 			counts := map[string]int{}
 			for id, data := range sink.byID {
-				var msg LatentMessage
+				var msg wire.LatentMessage
 				if err := json.Unmarshal(data, &msg); err != nil {
 					t.Fatal(err)
 				}
@@ -83,7 +86,7 @@ func TestRunnerPublishesRealisedDemand(t *testing.T) {
 				counts[msg.Kind]++
 			}
 			t.Logf("%v", counts)
-			for _, k := range []string{"missing", "censored", "uncensored", KindFiltered, KindSmoothed} {
+			for _, k := range []string{"missing", "censored", "uncensored", wire.KindFiltered, wire.KindSmoothed} {
 				if counts[k] == 0 {
 					t.Errorf("no %s estimate checked", k)
 				}
@@ -98,7 +101,7 @@ func TestRunnerPublishesRealisedDemand(t *testing.T) {
 func TestRunnerOmitsRealisedDemandForCounts(t *testing.T) {
 	c, m := restoreConfig(false)
 	m.Model.Likelihood, m.Model.NoiseVariance = "poisson", 0
-	c.Models = []ModelConfig{m}
+	c.Models = []config.ModelConfig{m}
 	sink := newMemSink()
 	r := newTestRunner(t, c, m, sink, nil)
 	for i, msg := range restoreFeed(30) {
@@ -106,7 +109,7 @@ func TestRunnerOmitsRealisedDemandForCounts(t *testing.T) {
 	}
 	estimates := 0
 	for id, data := range sink.byID {
-		var msg LatentMessage
+		var msg wire.LatentMessage
 		if err := json.Unmarshal(data, &msg); err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/internal/mathx"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // Storm test: two stations with a daily shape around a flat prior mean,
@@ -42,13 +44,13 @@ func stormTruth(b, k int, odd string) float64 {
 }
 
 // stormConfig re-learns every 24 bins on a window of three days.
-func stormConfig() (*Config, ModelConfig) {
-	c := DefaultConfig()
+func stormConfig() (*config.Config, config.ModelConfig) {
+	c := config.DefaultConfig()
 	c.Snapshot.Dir = "unused"
-	m := DefaultModelConfig()
-	m.Name, m.Bin, m.Horizon = "city", Duration{time.Hour}, 24
+	m := config.DefaultModelConfig()
+	m.Name, m.Bin, m.Horizon = "city", config.Duration{Duration: time.Hour}, 24
 	m.Origin = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	m.Resmooth = ResmoothConfig{EveryBins: 24, Window: 72, Relearn: true, MaxWait: Duration{time.Minute}}
+	m.Resmooth = config.ResmoothConfig{EveryBins: 24, Window: 72, Relearn: true, MaxWait: config.Duration{Duration: time.Minute}}
 	no := false
 	m.Model = spec.Model{Likelihood: "tobit", NoiseVariance: 1.5, NoiseFixed: true,
 		Temporal: []spec.Temporal{
@@ -57,14 +59,14 @@ func stormConfig() (*Config, ModelConfig) {
 		Mean: spec.Mean{Kind: "periodic", Period: 24, Step: 1, Estimate: &no, Values: map[string][]float64{}}}
 	for k := 0; k < 2; k++ {
 		name := fmt.Sprintf("p%d", k)
-		m.Product = append(m.Product, ProductConfig{Name: name, Features: []float64{float64(k) * 500, 0}})
+		m.Product = append(m.Product, config.ProductConfig{Name: name, Features: []float64{float64(k) * 500, 0}})
 		vs := make([]float64, 24)
 		for i := range vs {
 			vs[i] = 9 + 2*float64(k)
 		}
 		m.Model.Mean.Values[name] = vs
 	}
-	c.Models = []ModelConfig{m}
+	c.Models = []config.ModelConfig{m}
 	return &c, m
 }
 
@@ -98,10 +100,10 @@ func stormRun(t *testing.T, odd string) (daily []float64, anchor, rmse float64) 
 	rev := 0
 	for b := 0; b < stormDays*24; b++ {
 		start := m.Origin.Add(time.Duration(b) * time.Hour)
-		msg := &ObsMessage{Schema: SchemaVersion, Model: "city", BinStart: &start}
+		msg := &wire.ObsMessage{Schema: wire.SchemaVersion, Model: "city", BinStart: &start}
 		for k := 0; k < 2; k++ {
 			d := math.Max(0, stormTruth(b, k, odd)+1.2*rng.NormFloat64())
-			msg.Observations = append(msg.Observations, Observation{Product: fmt.Sprintf("p%d", k), Demand: &d})
+			msg.Observations = append(msg.Observations, wire.Observation{Product: fmt.Sprintf("p%d", k), Demand: &d})
 		}
 		r.handle(ctx, input{msg: msg, seq: uint64(b + 1), at: start})
 		if r.revision != rev {

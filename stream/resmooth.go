@@ -12,6 +12,7 @@ import (
 	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/filter"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // DefaultResmoothTolerance is the re-smooth's CVI convergence test when
@@ -200,10 +201,10 @@ func (r *Runner) finishJob(res *resmoothResult) {
 		return
 	}
 	for i, jb := range res.job.bins {
-		msg := LatentMessage{Schema: SchemaVersion, Model: r.cfg.Name, Kind: KindSmoothed, Revision: pj.revision,
+		msg := wire.LatentMessage{Schema: wire.SchemaVersion, Model: r.cfg.Name, Kind: wire.KindSmoothed, Revision: pj.revision,
 			BinStart: jb.Start.UTC(), BinEnd: jb.Start.Add(r.cfg.Bin.Duration).UTC(),
 			Estimates: r.estimates(res.lik, jb.T, res.meanFor(i), res.vars[i], jb.Obs)}
-		r.publish(msg.MsgID(), marshalLatent(&msg), nil)
+		r.publish(msg.MsgID(), wire.MarshalLatent(&msg), nil)
 	}
 	r.log.Debug().Int("bins", len(res.job.bins)).Int("revision", pj.revision).Int("cvi_steps", res.steps).Dur("took", res.duration).Msg("re-smoothed")
 }

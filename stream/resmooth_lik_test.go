@@ -12,8 +12,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // likSink records every output with the noise variance of the runner's
@@ -42,18 +44,18 @@ func (s *likSink) Reject(string, []byte) {}
 // noise of variance 4 (the model starts at 1.5), product p1 censored every
 // third bin, about one cell in ten missing; no late or repeated input, so
 // that the feed is the bins' observations exactly.
-func relearnFeed(n int, origin time.Time) []*ObsMessage {
+func relearnFeed(n int, origin time.Time) []*wire.ObsMessage {
 	rng := rand.New(rand.NewPCG(31, 37))
-	out := make([]*ObsMessage, 0, n)
+	out := make([]*wire.ObsMessage, 0, n)
 	for b := 0; b < n; b++ {
 		start := origin.Add(time.Duration(b) * time.Hour)
-		m := &ObsMessage{Schema: SchemaVersion, Model: "city", BinStart: &start}
+		m := &wire.ObsMessage{Schema: wire.SchemaVersion, Model: "city", BinStart: &start}
 		for k := 0; k < 4; k++ {
 			if rng.IntN(10) == 0 {
 				continue
 			}
 			d := math.Max(0, 6+3*math.Sin(float64(b)/4)+2*rng.NormFloat64())
-			o := Observation{Product: fmt.Sprintf("p%d", k), Demand: &d}
+			o := wire.Observation{Product: fmt.Sprintf("p%d", k), Demand: &d}
 			if k == 1 && b%3 == 0 {
 				s := math.Floor(d * 0.6)
 				o.Demand, o.Supply = &s, &s
@@ -85,7 +87,7 @@ func TestSmoothedRevisionUsesJobLikelihood(t *testing.T) {
 			c, m := restoreConfig(true)
 			m.Model.Likelihood = tc.lik
 			m.Late = "drop"
-			c.Models = []ModelConfig{m}
+			c.Models = []config.ModelConfig{m}
 			if tc.levelNoise {
 				m.Model.LevelNoise = true
 				m = withMean(c, m)
@@ -135,14 +137,14 @@ func checkLikOutputs(t *testing.T, cells spec.Boundary, outs []likOut, jobLik ma
 	close := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b)) }
 	moved, smoothed, demands, filtered := 0, 0, 0, 0
 	for _, o := range outs {
-		var msg LatentMessage
+		var msg wire.LatentMessage
 		if err := json.Unmarshal(o.data, &msg); err != nil {
 			t.Fatal(err)
 		}
 		if msg.Missing != "" {
 			t.Fatalf("%s %s: missing: %s", msg.Kind, msg.BinStart, msg.Missing)
 		}
-		if msg.Kind != KindSmoothed {
+		if msg.Kind != wire.KindSmoothed {
 			// The online path: the runner's likelihood of the moment.
 			checkPredVar(t, cells, "filtered", msg.BinStart, msg.Estimates, o.lik)
 			for _, f := range msg.Forecasts {
@@ -194,7 +196,7 @@ func checkLikOutputs(t *testing.T, cells spec.Boundary, outs []likOut, jobLik ma
 
 // checkPredVar asserts pred_var = var + lik's noise variance at each
 // cell's level, to 1e-12.
-func checkPredVar(t *testing.T, cells spec.Boundary, what string, bin time.Time, es []Estimate, lik cvi.Likelihood) {
+func checkPredVar(t *testing.T, cells spec.Boundary, what string, bin time.Time, es []wire.Estimate, lik cvi.Likelihood) {
 	t.Helper()
 	tm := ModelTime(bin.Unix())
 	for k, e := range es {

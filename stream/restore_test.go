@@ -13,8 +13,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/snapshot"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // memSink records outputs by id; every publication is stored at once.
@@ -85,30 +87,30 @@ func (a countAck) Ack() error {
 
 // restoreConfig is a small diffusion model that re-smooths often, keeps
 // late data and forecasts, so a snapshot holds every kind of state.
-func restoreConfig(relearn bool) (*Config, ModelConfig) {
-	c := DefaultConfig()
+func restoreConfig(relearn bool) (*config.Config, config.ModelConfig) {
+	c := config.DefaultConfig()
 	c.Snapshot.Dir = "unused"
-	m := DefaultModelConfig()
-	m.Name, m.Bin, m.Horizon = "city", Duration{time.Hour}, 3
+	m := config.DefaultModelConfig()
+	m.Name, m.Bin, m.Horizon = "city", config.Duration{Duration: time.Hour}, 3
 	m.Origin = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	m.Lateness, m.Late = Duration{time.Hour}, "resmooth"
-	m.Resmooth = ResmoothConfig{EveryBins: 6, ApplyAfter: 3, Window: 12, Relearn: relearn, MaxWait: Duration{time.Minute}}
+	m.Lateness, m.Late = config.Duration{Duration: time.Hour}, "resmooth"
+	m.Resmooth = config.ResmoothConfig{EveryBins: 6, ApplyAfter: 3, Window: 12, Relearn: relearn, MaxWait: config.Duration{Duration: time.Minute}}
 	for k := 0; k < 4; k++ {
-		m.Product = append(m.Product, ProductConfig{Name: fmt.Sprintf("p%d", k), Features: []float64{float64(k) * 200, 0}})
+		m.Product = append(m.Product, config.ProductConfig{Name: fmt.Sprintf("p%d", k), Features: []float64{float64(k) * 200, 0}})
 	}
 	m.Model = spec.Model{Likelihood: "diffusion", NoiseVariance: 1.5,
 		Temporal:  []spec.Temporal{{Kernel: "matern32", Variance: 6, Lengthscale: 24}},
 		Diffusion: spec.Diffusion{Lengthscale: 250, Sink: 0.2}}
-	c.Models = []ModelConfig{m}
+	c.Models = []config.ModelConfig{m}
 	return &c, m
 }
 
 // restoreFeed is a feed of single observations, some censored, some
 // missing, a few late and a few repeated.
-func restoreFeed(n int) []*ObsMessage {
+func restoreFeed(n int) []*wire.ObsMessage {
 	rng := rand.New(rand.NewPCG(21, 22))
 	origin := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	var out []*ObsMessage
+	var out []*wire.ObsMessage
 	for b := 0; b < n; b++ {
 		start := origin.Add(time.Duration(b) * time.Hour)
 		for k := 0; k < 4; k++ {
@@ -116,7 +118,7 @@ func restoreFeed(n int) []*ObsMessage {
 				continue // missing
 			}
 			d := math.Max(0, 5+3*math.Sin(float64(b)/4)+rng.NormFloat64())
-			o := Observation{Product: fmt.Sprintf("p%d", k), Demand: &d}
+			o := wire.Observation{Product: fmt.Sprintf("p%d", k), Demand: &d}
 			if k == 1 && b%3 == 0 {
 				s := math.Floor(d * 0.6)
 				o.Demand, o.Supply = &s, &s
@@ -125,7 +127,7 @@ func restoreFeed(n int) []*ObsMessage {
 			if k == 3 && b%7 == 0 && b > 0 {
 				bs = start.Add(-time.Hour) // late: for the bin before
 			}
-			m := &ObsMessage{Schema: SchemaVersion, Model: "city", BinStart: &bs, Observations: []Observation{o}}
+			m := &wire.ObsMessage{Schema: wire.SchemaVersion, Model: "city", BinStart: &bs, Observations: []wire.Observation{o}}
 			out = append(out, m)
 			if rng.IntN(20) == 0 {
 				out = append(out, m) // a repeat
@@ -135,7 +137,7 @@ func restoreFeed(n int) []*ObsMessage {
 	return out
 }
 
-func newTestRunner(t *testing.T, c *Config, m ModelConfig, sink Sink, store snapshot.Store) *Runner {
+func newTestRunner(t *testing.T, c *config.Config, m config.ModelConfig, sink Sink, store snapshot.Store) *Runner {
 	t.Helper()
 	r, err := NewRunner(c, m, sink, zerolog.Nop(), NewMetrics(nil))
 	if err != nil {
@@ -146,7 +148,7 @@ func newTestRunner(t *testing.T, c *Config, m ModelConfig, sink Sink, store snap
 }
 
 // withMean gives m a weekly prior mean with seeded values.
-func withMean(c *Config, m ModelConfig) ModelConfig {
+func withMean(c *config.Config, m config.ModelConfig) config.ModelConfig {
 	rng := rand.New(rand.NewPCG(3, 3))
 	no := false
 	m.Model.Mean = spec.Mean{Kind: "periodic", Period: 168, Step: 1, Estimate: &no, Values: map[string][]float64{}}
@@ -157,7 +159,7 @@ func withMean(c *Config, m ModelConfig) ModelConfig {
 		}
 		m.Model.Mean.Values[p.Name] = vs
 	}
-	c.Models = []ModelConfig{m}
+	c.Models = []config.ModelConfig{m}
 	return m
 }
 
@@ -182,7 +184,7 @@ func TestRestoreReproducesOutputs(t *testing.T) {
 						vs[i] += 8
 					}
 				}
-				c.Models = []ModelConfig{m}
+				c.Models = []config.ModelConfig{m}
 			}
 			feed := restoreFeed(60)
 			ctx := context.Background()
@@ -295,7 +297,7 @@ func TestRestoreRefusesMismatch(t *testing.T) {
 		a.handle(context.Background(), input{msg: msg, seq: uint64(i + 1), at: time.Unix(0, 0)})
 	}
 	a.writeSnapshot("test")
-	m.Bin = Duration{30 * time.Minute}
+	m.Bin = config.Duration{Duration: 30 * time.Minute}
 	b := newTestRunner(t, c, m, newMemSink(), store)
 	if err := b.Restore(context.Background()); !errors.Is(err, ErrSnapshotMismatch) {
 		t.Fatalf("got %v, want ErrSnapshotMismatch", err)
@@ -310,7 +312,7 @@ func TestRestoreRefusesMismatch(t *testing.T) {
 func TestResmoothAbandoned(t *testing.T) {
 	c, m := restoreConfig(false)
 	c.Faults.ResmoothPause = time.Hour // never finishes in time
-	m.Resmooth.MaxWait = Duration{20 * time.Millisecond}
+	m.Resmooth.MaxWait = config.Duration{Duration: 20 * time.Millisecond}
 	sink := newMemSink()
 	r := newTestRunner(t, c, m, sink, nil)
 	feed := restoreFeed(30)

@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
 	"sync/atomic"
@@ -10,10 +9,13 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/internal/ratelimit"
 	"github.com/dcgpd/dcgpd/snapshot"
 	"github.com/dcgpd/dcgpd/stream/csvio"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // Sink is where a model's outputs go: the NATS connection in the daemon,
@@ -33,7 +35,7 @@ type Sink interface {
 // input is one decoded message for a model with its input stream
 // sequence (0: not from a stream) and acknowledgement handle.
 type input struct {
-	msg *ObsMessage
+	msg *wire.ObsMessage
 	seq uint64
 	ack Acker
 	at  time.Time
@@ -46,7 +48,7 @@ type input struct {
 // goroutine, except the read view, which is swapped atomically, and the
 // count of stored outputs.
 type Runner struct {
-	cfg     ModelConfig
+	cfg     config.ModelConfig
 	prefix  string
 	prods   *csvio.Products
 	built   *spec.Built
@@ -68,7 +70,7 @@ type Runner struct {
 	lastResmooth  time.Time
 	job           *pendingJob
 	cancelJob     context.CancelFunc
-	faults        Faults
+	faults        config.Faults
 
 	// Input position and acknowledgements (acks.go); stream is the input
 	// stream's creation time (Unix ns) the sequences count in.
@@ -102,12 +104,12 @@ type Runner struct {
 	shifted    []cvi.Obs // a bin's observations as the likelihood sees them (spec.Boundary)
 	fm, fv, fc []float64
 	closed     []ClosedBin
-	logLimit   *rateLimit
+	logLimit   *ratelimit.Limiter
 }
 
 // NewRunner builds a model's runner from its configuration.
-func NewRunner(c *Config, m ModelConfig, sink Sink, log zerolog.Logger, met *Metrics) (*Runner, error) {
-	if err := m.modelLoaded(); err != nil {
+func NewRunner(c *config.Config, m config.ModelConfig, sink Sink, log zerolog.Logger, met *Metrics) (*Runner, error) {
+	if err := m.ModelLoaded(); err != nil {
 		return nil, err
 	}
 	prods, err := loadProducts(c, &m)
@@ -172,7 +174,7 @@ func (r *Runner) Applied() uint64 { return r.applied }
 // Submit queues a decoded message with its input sequence for the runner;
 // it blocks while the runner's queue is full (back-pressure on the
 // consumer) or until ctx ends.
-func (r *Runner) Submit(ctx context.Context, m *ObsMessage, seq uint64, ack Acker) error {
+func (r *Runner) Submit(ctx context.Context, m *wire.ObsMessage, seq uint64, ack Acker) error {
 	return r.in.put(ctx, input{msg: m, seq: seq, ack: ack, at: time.Now()})
 }
 
@@ -273,7 +275,7 @@ func (r *Runner) handle(ctx context.Context, in input) {
 		}
 	}
 	r.dirty = true
-	if rej := in.msg.rejected; rej != nil {
+	if rej := in.msg.Rejected(); rej != nil {
 		RejectInput(r.sink, r.met.parent, r.log, r.logLimit, r.cfg.Name, nil, rej)
 		if r.store == nil {
 			r.ackWhenStored(r.frontier(), r.published)
@@ -292,7 +294,7 @@ func (r *Runner) handle(ctx context.Context, in input) {
 			b.Obs[l.Product] = l.Obs
 			b.Observed = true
 		} else {
-			r.rejected(in.msg, reject(ReasonLate, "bin %s has left the re-smoothing window", r.asm.BinStart(l.Index).Format(time.RFC3339)))
+			r.rejected(in.msg, wire.Reject(wire.ReasonLate, "bin %s has left the re-smoothing window", r.asm.BinStart(l.Index).Format(time.RFC3339)))
 		}
 	}
 	r.closed = r.asm.Ready(r.closed[:0])
@@ -327,7 +329,7 @@ func (r *Runner) flushLatest() {
 }
 
 // rejected counts, reports and (rate-limited) logs a refused input.
-func (r *Runner) rejected(m *ObsMessage, rej *Rejection) {
+func (r *Runner) rejected(m *wire.ObsMessage, rej *wire.Rejection) {
 	RejectInput(r.sink, r.met.parent, r.log, r.logLimit, r.cfg.Name, m, rej)
 }
 
@@ -356,12 +358,12 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 	} else {
 		err = r.on.Skip(t, &r.res)
 	}
-	msg := LatentMessage{Schema: SchemaVersion, Model: r.cfg.Name, Kind: KindFiltered,
+	msg := wire.LatentMessage{Schema: wire.SchemaVersion, Model: r.cfg.Name, Kind: wire.KindFiltered,
 		BinStart: cb.Start.UTC(), BinEnd: cb.Start.Add(r.cfg.Bin.Duration).UTC()}
 	wb := windowBin{Index: cb.Index, Start: cb.Start, T: t, Obs: cb.Obs, Observed: cb.Observed > 0}
 	if err != nil {
 		msg.Missing = err.Error()
-		r.met.parent.rejected.WithLabelValues(r.cfg.Name, ReasonNumerics).Inc()
+		r.met.parent.rejected.WithLabelValues(r.cfg.Name, wire.ReasonNumerics).Inc()
 		r.log.Warn().Err(err).Time("bin_start", cb.Start).Msg("bin published as missing; filter state kept from before it")
 		wb.Nat1, wb.Nat2 = make([]float64, len(r.res.Nat1)), make([]float64, len(r.res.Nat2))
 	} else {
@@ -381,7 +383,7 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 			r.advanceTail(&ev)
 		}
 	}
-	data := marshalLatent(&msg)
+	data := wire.MarshalLatent(&msg)
 	received := cb.Received
 	r.publish(msg.MsgID(), data, func() {
 		if !received.IsZero() {
@@ -451,31 +453,6 @@ func (r *Runner) keepsWindow() bool {
 	return rs.EveryBins > 0 || rs.Interval.Duration > 0
 }
 
-// marshalLatent encodes a message; one whose numbers are not finite (JSON
-// has no NaN) goes out as missing instead, so no NaN or Inf is published.
-func marshalLatent(m *LatentMessage) []byte {
-	if data, ok := appendLatent(make([]byte, 0, latentSize(m)), m); ok {
-		return data
-	}
-	data, err := json.Marshal(m)
-	if err == nil {
-		return data
-	}
-	m.Estimates, m.Forecasts = nil, nil
-	m.Missing = "estimate is not finite: " + err.Error()
-	data, _ = json.Marshal(m)
-	return data
-}
-
-// latentSize is about the length of m's JSON.
-func latentSize(m *LatentMessage) int {
-	n := len(m.Estimates)
-	for _, f := range m.Forecasts {
-		n += len(f.Estimates) + 1
-	}
-	return 256 + 192*n + len(m.Missing)
-}
-
 func (r *Runner) subject() string { return r.prefix + ".latent." + r.cfg.Name }
 
 // estimates turns per-product moments of the latent f − m at model time t
@@ -485,12 +462,12 @@ func (r *Runner) subject() string { return r.prefix + ".latent." + r.cfg.Name }
 // lik. lik is the likelihood the moments were computed with: r.built.Lik
 // for the online path, the re-smooth's own for its smoothed revisions (a
 // re-learn moves it before the swap installs it).
-func (r *Runner) estimates(lik cvi.Likelihood, t float64, mean, vars []float64, obs []cvi.Obs) []Estimate {
+func (r *Runner) estimates(lik cvi.Likelihood, t float64, mean, vars []float64, obs []cvi.Obs) []wire.Estimate {
 	cells := r.built.Boundary()
-	out := make([]Estimate, len(mean))
+	out := make([]wire.Estimate, len(mean))
 	for k, name := range r.prods.Names {
 		noise := cvi.NoiseVarianceAt(lik, cells.LevelAt(t, k))
-		out[k] = NewEstimate(name, mean[k]+cells.MeanAt(t, k), vars[k], noise)
+		out[k] = wire.NewEstimate(name, mean[k]+cells.MeanAt(t, k), vars[k], noise)
 		if obs != nil {
 			out[k].Observed = !math.IsNaN(obs[k].Y)
 			out[k].Censored = out[k].Observed && obs[k].Censored
@@ -508,7 +485,7 @@ func (r *Runner) estimates(lik cvi.Likelihood, t float64, mean, vars []float64, 
 // the prior mean added back. A likelihood without it (the count ones), or
 // a cell whose value is not finite, leaves the fields out: a NaN would
 // make the whole message missing.
-func (r *Runner) realisedDemand(lik cvi.Likelihood, t float64, mean, vars []float64, obs []cvi.Obs, out []Estimate) {
+func (r *Runner) realisedDemand(lik cvi.Likelihood, t float64, mean, vars []float64, obs []cvi.Obs, out []wire.Estimate) {
 	n := len(out)
 	shifted := append([]cvi.Obs(nil), obs...)
 	cells := r.built.Boundary()
@@ -532,16 +509,16 @@ func (r *Runner) realisedDemand(lik cvi.Likelihood, t float64, mean, vars []floa
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // forecasts predicts the next Horizon bins from the filter head.
-func (r *Runner) forecasts(start time.Time) []Forecast {
+func (r *Runner) forecasts(start time.Time) []wire.Forecast {
 	h := r.cfg.Horizon
 	if h == 0 {
 		return nil
 	}
 	w := r.cfg.Bin.Duration
-	out := make([]Forecast, 0, h)
+	out := make([]wire.Forecast, 0, h)
 	err := r.on.ForecastSteps(w.Hours(), h, r.fm, r.fv, r.fc, func(i int) {
 		bs := start.Add(time.Duration(i) * w)
-		out = append(out, Forecast{Horizon: i, BinStart: bs.UTC(), BinEnd: bs.Add(w).UTC(), Estimates: r.estimates(r.built.Lik, ModelTime(bs.Unix()), r.fm, r.fv, nil)})
+		out = append(out, wire.Forecast{Horizon: i, BinStart: bs.UTC(), BinEnd: bs.Add(w).UTC(), Estimates: r.estimates(r.built.Lik, ModelTime(bs.Unix()), r.fm, r.fv, nil)})
 	})
 	if err != nil {
 		r.log.Warn().Err(err).Msg("forecast failed")
@@ -574,8 +551,8 @@ func anyNonZero(v []float64) bool {
 // View is a model's read-only state for queries: replaced, never
 // modified, after every bin and re-smooth.
 type View struct {
-	Latest *LatentMessage `json:"latest,omitempty"`
-	Status Status         `json:"status"`
+	Latest *wire.LatentMessage `json:"latest,omitempty"`
+	Status Status              `json:"status"`
 }
 
 // Status describes a model for the status query.
@@ -594,7 +571,7 @@ type Status struct {
 	LagSeconds float64 `json:"lag_seconds"`
 }
 
-func (r *Runner) publishView(latest *LatentMessage) {
+func (r *Runner) publishView(latest *wire.LatentMessage) {
 	v := &View{Latest: latest}
 	if latest == nil {
 		if old := r.view.Load(); old != nil {

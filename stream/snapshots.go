@@ -36,7 +36,7 @@ func (r *Runner) writeSnapshot(reason string) {
 	r.log.Debug().Str("reason", reason).Uint64("applied", m.Applied).Int("bytes", len(data)).Msg("snapshot writing")
 	if err := r.store.Write(r.cfg.Name, data); err != nil {
 		r.met.snapshots.WithLabelValues(r.cfg.Name, "failed").Inc()
-		if n, ok := r.logLimit.allow(); ok {
+		if n, ok := r.logLimit.Allow(); ok {
 			r.log.Error().Err(err).Int("suppressed", n).Msg("snapshot failed; the previous one is kept and input stays unacknowledged until one succeeds")
 		}
 		return

@@ -13,6 +13,9 @@ import (
 
 	"github.com/rs/zerolog"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // nullSink drops outputs (a soak must not grow a recorder), marking
@@ -49,8 +52,8 @@ func rssBytes() float64 {
 // and at the end.
 func BenchmarkSoak(b *testing.B) {
 	c, m := restoreConfig(false)
-	m.Late, m.Lateness = "drop", Duration{}
-	m.Resmooth = ResmoothConfig{EveryBins: 1000, ApplyAfter: 24, Window: 168, MaxWait: Duration{time.Minute}}
+	m.Late, m.Lateness = "drop", config.Duration{}
+	m.Resmooth = config.ResmoothConfig{EveryBins: 1000, ApplyAfter: 24, Window: 168, MaxWait: config.Duration{Duration: time.Minute}}
 	store := &memStore{}
 	sink := &nullSink{}
 	r, err := NewRunner(c, m, sink, zerolog.Nop(), NewMetrics(nil))
@@ -60,16 +63,16 @@ func BenchmarkSoak(b *testing.B) {
 	r.store = store
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 3))
-	obs := make([]Observation, 4)
+	obs := make([]wire.Observation, 4)
 	vals := make([]float64, 8)
-	msg := &ObsMessage{Schema: SchemaVersion, Model: "city", Observations: obs}
+	msg := &wire.ObsMessage{Schema: wire.SchemaVersion, Model: "city", Observations: obs}
 	var rssStart float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := m.Origin.Add(time.Duration(i) * time.Hour)
 		for k := range obs {
 			vals[k] = math.Max(0, 5+3*math.Sin(float64(i)/4)+rng.NormFloat64())
-			obs[k] = Observation{Product: r.prods.Names[k], Demand: &vals[k]}
+			obs[k] = wire.Observation{Product: r.prods.Names[k], Demand: &vals[k]}
 			if k == 1 && i%3 == 0 {
 				vals[4+k] = math.Floor(vals[k] * 0.6)
 				obs[k].Demand, obs[k].Supply = &vals[4+k], &vals[4+k]

@@ -10,6 +10,7 @@ import (
 	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/filter"
 	"github.com/dcgpd/dcgpd/snapshot"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // snapshotOf captures the runner's state between two messages.
@@ -102,9 +103,9 @@ func (r *Runner) restoreFrom(_ context.Context, m *snapshot.Model) error {
 		}
 		job = &pendingJob{job: rj, applyAt: j.ApplyAt, revision: int(m.Revision) + 1, modelParams: j.ModelParams, likParams: j.LikParams}
 	}
-	var latest *LatentMessage
+	var latest *wire.LatentMessage
 	if len(m.Latest) > 0 {
-		latest = new(LatentMessage)
+		latest = new(wire.LatentMessage)
 		if err := json.Unmarshal(m.Latest, latest); err != nil {
 			return fmt.Errorf("%w: latest estimate: %v", snapshot.ErrCorrupt, err)
 		}

@@ -5,6 +5,9 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // resmoothPhase is where a model's re-smooth stands when its snapshot is
@@ -33,8 +36,8 @@ func TestTakeoverResumesPendingResmooth(t *testing.T) {
 	m.Resmooth.ApplyAfter = 0 // the default: every_bins
 	// A stall would show as an abandoned job (different outputs) well
 	// before the default five minutes.
-	m.Resmooth.MaxWait = Duration{10 * time.Second}
-	c.Models = []ModelConfig{m}
+	m.Resmooth.MaxWait = config.Duration{Duration: 10 * time.Second}
+	c.Models = []config.ModelConfig{m}
 	feed := restoreFeed(60)
 	bg := context.Background()
 	run := func(r *Runner, from, to int) {
@@ -109,7 +112,7 @@ func TestTakeoverResumesPendingResmooth(t *testing.T) {
 // runToPhase feeds b until its re-smooth is at phase (the second job, so
 // that an earlier one has been swapped in) and returns how many messages
 // it took.
-func runToPhase(t *testing.T, b *Runner, feed []*ObsMessage, phase resmoothPhase) int {
+func runToPhase(t *testing.T, b *Runner, feed []*wire.ObsMessage, phase resmoothPhase) int {
 	t.Helper()
 	started := 0
 	var last *pendingJob
@@ -146,7 +149,7 @@ func runToPhase(t *testing.T, b *Runner, feed []*ObsMessage, phase resmoothPhase
 
 // feedViaRun runs r as the daemon does (Run under its lifetime context,
 // input by Submit) until it has published every id of ref, then stops it.
-func feedViaRun(t *testing.T, r *Runner, feed []*ObsMessage, cut int, ref *memSink) {
+func feedViaRun(t *testing.T, r *Runner, feed []*wire.ObsMessage, cut int, ref *memSink) {
 	t.Helper()
 	life, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})

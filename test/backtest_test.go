@@ -16,13 +16,15 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/cvi/spec"
-	"github.com/dcgpd/dcgpd/internal/backtest"
-	"github.com/dcgpd/dcgpd/internal/experiment"
-	"github.com/dcgpd/dcgpd/internal/synth"
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/internal/app/backtest"
+	"github.com/dcgpd/dcgpd/internal/app/experiment"
+	"github.com/dcgpd/dcgpd/internal/app/synth"
 	"github.com/dcgpd/dcgpd/stream/csvio"
+	"github.com/dcgpd/dcgpd/stream/natsio"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // backtestHorizons are the horizons every backtest test scores.
@@ -186,8 +188,8 @@ func TestServeForecastsEqualBacktest(t *testing.T) {
 	var mu sync.Mutex
 	got := map[int64][]byte{}
 	if _, err := r.nc.Subscribe("dcgp.latent.cluster0", func(msg *nats.Msg) {
-		var lm stream.LatentMessage
-		if err := json.Unmarshal(msg.Data, &lm); err != nil || lm.Kind != stream.KindFiltered {
+		var lm wire.LatentMessage
+		if err := json.Unmarshal(msg.Data, &lm); err != nil || lm.Kind != wire.KindFiltered {
 			return
 		}
 		mu.Lock()
@@ -198,7 +200,7 @@ func TestServeForecastsEqualBacktest(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := stream.Replay(ctx, r.js, "cluster0", c.bins, stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+	if _, err := natsio.Replay(ctx, r.js, "cluster0", c.bins, natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(time.Minute)
@@ -253,7 +255,7 @@ func TestQuantilesNotNegative(t *testing.T) {
 	rng := rand.New(rand.NewPCG(16, 5))
 	draws := make([]float64, 200000)
 	for _, c := range []struct{ mean, sd float64 }{{-3, 1}, {0.5, 2}, {1, 0.1}, {4, 3}, {0, 1e-9}, {-1, 0}} {
-		e := stream.NewEstimate("p", c.mean, c.sd*c.sd, 1)
+		e := wire.NewEstimate("p", c.mean, c.sd*c.sd, 1)
 		for i := range draws {
 			draws[i] = math.Max(c.mean+c.sd*rng.NormFloat64(), 0)
 		}
@@ -311,7 +313,7 @@ func citiBikeBacktest(t *testing.T, model string, stations []int, train, eval, e
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := stream.DefaultModelConfig().Resmooth
+	rs := config.DefaultModelConfig().Resmooth
 	rs.EveryBins = resmooth
 	o := backtest.Options{Spec: sp, Obs: obs, Products: prods, Bin: time.Hour, Origin: time.Unix(0, 0).UTC(), EvalFrom: eval,
 		Horizon: 24, Horizons: backtestHorizons, Weeks: 4, Resmooth: &rs,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/dcgpd/dcgpd/internal/experiment"
+	"github.com/dcgpd/dcgpd/internal/app/experiment"
 )
 
 // BenchmarkFitPaper times one full fit to convergence (one op) of the

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/dcgpd/dcgpd/cvi"
-	"github.com/dcgpd/dcgpd/internal/experiment"
-	"github.com/dcgpd/dcgpd/internal/synth"
+	"github.com/dcgpd/dcgpd/internal/app/experiment"
+	"github.com/dcgpd/dcgpd/internal/app/synth"
 )
 
 // skipWithoutCitiBike skips when the shared Citi Bike data is absent.

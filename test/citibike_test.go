@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dcgpd/dcgpd/internal/synth"
+	"github.com/dcgpd/dcgpd/internal/app/synth"
 )
 
 // citibikeDir is where the real Citi Bike counts live in the shared tree;

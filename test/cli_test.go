@@ -18,7 +18,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/daemon"
 )
 
 // dcgpd builds the command once per test binary.
@@ -257,14 +258,14 @@ func TestFitConfigVariants(t *testing.T) {
 // TestExampleConfigLoads: the documented daemon configuration at the
 // repository root is valid and lists the example model.
 func TestExampleConfigLoads(t *testing.T) {
-	c, err := stream.LoadConfig("../dcgpd.toml")
+	c, err := config.LoadConfig("../dcgpd.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.Models) != 1 || c.Models[0].Name != "bikes" || len(c.Models[0].Product) != 4 || c.Models[0].Bin.Duration != time.Hour {
 		t.Fatalf("unexpected example model: %+v", c.Models)
 	}
-	if _, err := stream.New(c, zerolog.Nop()); err != nil {
+	if _, err := daemon.New(c, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -351,23 +352,23 @@ func TestServeRejectsBadConfig(t *testing.T) {
 // estimates, one line per product, with the forecast of the next bin.
 func TestReplayWatchRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	cfg := stream.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.NATS.Listen = "127.0.0.1:-1"
 	cfg.NATS.StoreDir = filepath.Join(dir, "js")
 	cfg.Snapshot.Dir = filepath.Join(dir, "snapshots")
 	cfg.HTTP.Listen = "off"
-	m := stream.DefaultModelConfig()
-	m.Name, m.Bin, m.Horizon = "rt", stream.Duration{Duration: time.Hour}, 2
+	m := config.DefaultModelConfig()
+	m.Name, m.Bin, m.Horizon = "rt", config.Duration{Duration: time.Hour}, 2
 	// The documented default origin (the Unix epoch), which replay's
 	// --origin also defaults to; a zero ModelConfig.Origin is not yet
 	// defaulted by package stream.
 	m.Origin = time.Unix(0, 0).UTC()
-	m.Product = []stream.ProductConfig{{Name: "a", Features: []float64{0, 0}}, {Name: "b", Features: []float64{300, 0}}}
+	m.Product = []config.ProductConfig{{Name: "a", Features: []float64{0, 0}}, {Name: "b", Features: []float64{300, 0}}}
 	m.Model.Likelihood = "diffusion"
 	m.Model.Diffusion.Lengthscale, m.Model.Diffusion.Sink = 250, 0.2
 	m.Resmooth.EveryBins = 0
-	cfg.Models = []stream.ModelConfig{m}
-	d, err := stream.New(cfg, zerolog.Nop())
+	cfg.Models = []config.ModelConfig{m}
+	d, err := daemon.New(cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

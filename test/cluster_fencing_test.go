@@ -15,8 +15,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/stream/natsio"
 	"github.com/dcgpd/dcgpd/stream/natstest"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // event is one message the test's subscription saw; n orders them.
@@ -128,7 +129,7 @@ func TestClusterFencing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for i := range models {
-		if _, err := stream.Replay(ctx, js, fmt.Sprintf("cluster%d", i), c.bins, stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+		if _, err := natsio.Replay(ctx, js, fmt.Sprintf("cluster%d", i), c.bins, natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -142,7 +143,7 @@ func TestClusterFencing(t *testing.T) {
 		lostEpoch = epochsOf(fences(), ia, owners(t, js))
 		nOut, nAck := 0, 0
 		for _, e := range outs() {
-			if ep, ok := lostEpoch[strings.Split(e.subject, ".")[2]]; ok && e.hdr.Get(stream.InstanceHeader) == ia && e.hdr.Get(stream.EpochHeader) == ep {
+			if ep, ok := lostEpoch[strings.Split(e.subject, ".")[2]]; ok && e.hdr.Get(wire.InstanceHeader) == ia && e.hdr.Get(wire.EpochHeader) == ep {
 				nOut++
 			}
 		}
@@ -198,7 +199,7 @@ func TestClusterFencing(t *testing.T) {
 		pubs, acked := 0, 0
 		late := map[string]bool{}
 		for _, e := range outs() {
-			if e.n > at && e.hdr.Get(stream.InstanceHeader) == ia && e.hdr.Get(stream.EpochHeader) == epoch {
+			if e.n > at && e.hdr.Get(wire.InstanceHeader) == ia && e.hdr.Get(wire.EpochHeader) == epoch {
 				pubs++
 				late[e.hdr.Get(jetstream.MsgIDHeader)] = true
 			}
@@ -242,7 +243,7 @@ func TestClusterFencing(t *testing.T) {
 		}
 	}
 	for _, e := range outs() {
-		if e.n < stoppedAt && e.hdr.Get(stream.InstanceHeader) == ia && lostEpoch[strings.Split(e.subject, ".")[2]] == e.hdr.Get(stream.EpochHeader) {
+		if e.n < stoppedAt && e.hdr.Get(wire.InstanceHeader) == ia && lostEpoch[strings.Split(e.subject, ".")[2]] == e.hdr.Get(wire.EpochHeader) {
 			ownOuts++
 		}
 	}
@@ -305,8 +306,8 @@ func storedOf(t *testing.T, js jetstream.JetStream, model, instance, epoch strin
 		for m := range batch.Messages() {
 			got++
 			h := m.Headers()
-			if strings.Split(m.Subject(), ".")[2] == model && h.Get(stream.InstanceHeader) == instance &&
-				h.Get(stream.EpochHeader) == epoch && late[h.Get(jetstream.MsgIDHeader)] {
+			if strings.Split(m.Subject(), ".")[2] == model && h.Get(wire.InstanceHeader) == instance &&
+				h.Get(wire.EpochHeader) == epoch && late[h.Get(jetstream.MsgIDHeader)] {
 				n++
 			}
 		}

@@ -12,8 +12,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/stream/natsio"
 	"github.com/dcgpd/dcgpd/stream/natstest"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // copyOf is one output as a subscriber saw it.
@@ -38,8 +40,8 @@ func watchOutputs(t *testing.T, nc *nats.Conn) *seenOutputs {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		id := m.Header.Get(jetstream.MsgIDHeader)
-		o.byID[id] = append(o.byID[id], copyOf{data: m.Data, instance: m.Header.Get(stream.InstanceHeader),
-			epoch: m.Header.Get(stream.EpochHeader), at: time.Now()})
+		o.byID[id] = append(o.byID[id], copyOf{data: m.Data, instance: m.Header.Get(wire.InstanceHeader),
+			epoch: m.Header.Get(wire.EpochHeader), at: time.Now()})
 		o.last = time.Now()
 	})
 	if err != nil {
@@ -74,7 +76,7 @@ func (o *seenOutputs) waitDone(t *testing.T, c *cluster, models int, d time.Dura
 }
 
 func lastID(c *cluster, model int) string {
-	return fmt.Sprintf("cluster%d/%d/%s/0", model, c.bins[len(c.bins)-1].Start.Unix(), stream.KindFiltered)
+	return fmt.Sprintf("cluster%d/%d/%s/0", model, c.bins[len(c.bins)-1].Start.Unix(), wire.KindFiltered)
 }
 
 // storedOutputs reads every output the output stream holds, by id.
@@ -112,17 +114,17 @@ func storedOutputs(t *testing.T, js jetstream.JetStream) map[string][][]byte {
 func referenceRun(t *testing.T, c *cluster, models int) map[string][]byte {
 	t.Helper()
 	cfg := daemonConfig(t, c, models)
-	cfg.Snapshot.Interval = stream.Duration{Duration: 300 * time.Millisecond}
+	cfg.Snapshot.Interval = config.Duration{Duration: 300 * time.Millisecond}
 	cfg.HTTP.Listen = "off"
 	for i := range cfg.Models {
-		cfg.Models[i].Resmooth = stream.ResmoothConfig{EveryBins: 24, ApplyAfter: 6, Window: 72}
+		cfg.Models[i].Resmooth = config.ResmoothConfig{EveryBins: 24, ApplyAfter: 6, Window: 72}
 	}
 	r := startDaemon(t, cfg)
 	o := watchOutputs(t, r.nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for i := range models {
-		if _, err := stream.Replay(ctx, r.js, fmt.Sprintf("cluster%d", i), c.bins, stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+		if _, err := natsio.Replay(ctx, r.js, fmt.Sprintf("cluster%d", i), c.bins, natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -183,7 +185,7 @@ func TestClusterTakeover(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for i := range models {
-		if _, err := stream.Replay(ctx, js, fmt.Sprintf("cluster%d", i), c.bins, stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+		if _, err := natsio.Replay(ctx, js, fmt.Sprintf("cluster%d", i), c.bins, natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/stream/natstest"
 )
 
@@ -31,13 +31,13 @@ func writeClusterConfig(t *testing.T, c *cluster, urls string, models int) strin
 	cfg := daemonConfig(t, c, models)
 	cfg.NATS.URL = urls
 	cfg.NATS.Replicas = 3
-	cfg.Cluster = stream.ClusterConfig{Enabled: true, Lease: stream.Duration{Duration: clusterLease}}
+	cfg.Cluster = config.ClusterConfig{Enabled: true, Lease: config.Duration{Duration: clusterLease}}
 	cfg.Snapshot.Store = "jetstream"
-	cfg.Snapshot.Interval = stream.Duration{Duration: 300 * time.Millisecond}
+	cfg.Snapshot.Interval = config.Duration{Duration: 300 * time.Millisecond}
 	cfg.HTTP.Listen = "off"
 	cfg.Log.Level, cfg.Log.Format = "info", "json"
 	for i := range cfg.Models {
-		cfg.Models[i].Resmooth = stream.ResmoothConfig{EveryBins: 24, ApplyAfter: 6, Window: 72}
+		cfg.Models[i].Resmooth = config.ResmoothConfig{EveryBins: 24, ApplyAfter: 6, Window: 72}
 	}
 	p := filepath.Join(t.TempDir(), "dcgpd.toml")
 	var buf bytes.Buffer

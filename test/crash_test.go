@@ -22,7 +22,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/stream/natsio"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // killAt is one kill -9 of the daemon: after a delay from its start, or
@@ -100,7 +102,7 @@ func TestCrashRecovery(t *testing.T) {
 func compareCrashOutputs(t *testing.T, c *cluster, ref, got map[string][][]byte) {
 	t.Helper()
 	for _, b := range c.bins {
-		id := fmt.Sprintf("cluster0/%d/%s/0", b.Start.Unix(), stream.KindFiltered)
+		id := fmt.Sprintf("cluster0/%d/%s/0", b.Start.Unix(), wire.KindFiltered)
 		if _, ok := ref[id]; !ok {
 			t.Fatalf("the uninterrupted run has no filtered estimate for bin %s", b.Start)
 		}
@@ -146,7 +148,7 @@ func compareCrashOutputs(t *testing.T, c *cluster, ref, got map[string][][]byte)
 // latentDiff is the largest difference between two messages' numbers,
 // with everything else required equal.
 func latentDiff(a, b []byte) (float64, error) {
-	var x, y stream.LatentMessage
+	var x, y wire.LatentMessage
 	if err := json.Unmarshal(a, &x); err != nil {
 		return 0, err
 	}
@@ -157,7 +159,7 @@ func latentDiff(a, b []byte) (float64, error) {
 		return 0, fmt.Errorf("messages differ in shape: %s vs %s", a, b)
 	}
 	d := 0.0
-	cmp := func(p, q []stream.Estimate) {
+	cmp := func(p, q []wire.Estimate) {
 		for i := range p {
 			for _, v := range [][2]float64{{p[i].Mean, q[i].Mean}, {p[i].Var, q[i].Var}, {p[i].Q05, q[i].Q05}, {p[i].Q95, q[i].Q95}} {
 				d = math.Max(d, math.Abs(v[0]-v[1]))
@@ -177,7 +179,7 @@ func latentDiff(a, b []byte) (float64, error) {
 func runCrashScenario(t *testing.T, c *cluster, plan []killAt, pauses string) *crashRun {
 	t.Helper()
 	dir := t.TempDir()
-	emb, err := stream.StartEmbedded("127.0.0.1:-1", filepath.Join(dir, "js"), zerolog.Nop())
+	emb, err := natsio.StartEmbedded("127.0.0.1:-1", filepath.Join(dir, "js"), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,10 +205,10 @@ func runCrashScenario(t *testing.T, c *cluster, plan []killAt, pauses string) *c
 	cfg := daemonConfig(t, c, 1)
 	cfg.NATS.URL = emb.ClientURL()
 	cfg.Snapshot.Dir = filepath.Join(dir, "snapshots")
-	cfg.Snapshot.Interval = stream.Duration{Duration: 300 * time.Millisecond}
+	cfg.Snapshot.Interval = config.Duration{Duration: 300 * time.Millisecond}
 	cfg.HTTP.Listen = "off"
 	cfg.Log.Level, cfg.Log.Format = "debug", "json"
-	cfg.Models[0].Resmooth = stream.ResmoothConfig{EveryBins: 24, ApplyAfter: 6, Window: 72}
+	cfg.Models[0].Resmooth = config.ResmoothConfig{EveryBins: 24, ApplyAfter: 6, Window: 72}
 	cfgPath := filepath.Join(dir, "dcgpd.toml")
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
@@ -229,7 +231,7 @@ func runCrashScenario(t *testing.T, c *cluster, plan []killAt, pauses string) *c
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if _, err := stream.Replay(ctx, js, "cluster0", c.bins, stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+	if _, err := natsio.Replay(ctx, js, "cluster0", c.bins, natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range plan {
@@ -256,7 +258,7 @@ func runCrashScenario(t *testing.T, c *cluster, plan []killAt, pauses string) *c
 	}
 	// Done when the last bin's filtered estimate is out and nothing more
 	// has come for a while (re-smooth revisions).
-	lastID := fmt.Sprintf("cluster0/%d/%s/0", c.bins[len(c.bins)-1].Start.Unix(), stream.KindFiltered)
+	lastID := fmt.Sprintf("cluster0/%d/%s/0", c.bins[len(c.bins)-1].Start.Unix(), wire.KindFiltered)
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		out.mu.Lock()

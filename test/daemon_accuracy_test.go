@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/filter"
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/stream/natsio"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // TestDaemonAccuracy replays a data set through the daemon with one
@@ -42,19 +44,19 @@ func TestDaemonAccuracy(t *testing.T) {
 				sp.Model.Diffusion.Lengthscale = 300
 			}
 			cfg.Models[0].Model = sp.Model
-			cfg.Models[0].Resmooth = stream.ResmoothConfig{EveryBins: n, Window: n, Relearn: true}
+			cfg.Models[0].Resmooth = config.ResmoothConfig{EveryBins: n, Window: n, Relearn: true}
 			r := startDaemon(t, cfg)
 			col := collect(t, r.nc, "dcgp.latent.cluster0")
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			if _, err := stream.Replay(ctx, r.js, "cluster0", c.bins, stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+			if _, err := natsio.Replay(ctx, r.js, "cluster0", c.bins, natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 				t.Fatal(err)
 			}
-			msgs := col.wait(t, "the smoothed revision", 5*time.Minute, func(ms []stream.LatentMessage) bool { return count(stream.KindSmoothed)(ms) >= n })
+			msgs := col.wait(t, "the smoothed revision", 5*time.Minute, func(ms []wire.LatentMessage) bool { return count(wire.KindSmoothed)(ms) >= n })
 			filtered, smoothed := map[int64][]float64{}, map[int64][]float64{}
 			for _, m := range msgs {
 				dst := filtered
-				if m.Kind == stream.KindSmoothed {
+				if m.Kind == wire.KindSmoothed {
 					dst = smoothed
 				}
 				for _, e := range m.Estimates {

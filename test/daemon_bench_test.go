@@ -19,14 +19,16 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi/spec"
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/stream/natsio"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // benchConfig is a daemon with models × products hubs, each model an
 // independent Matérn-3/2 + daily periodic prior with the likelihood lik.
-func benchConfig(b *testing.B, models, products int, lik string) stream.Config {
-	cfg := stream.DefaultConfig()
+func benchConfig(b *testing.B, models, products int, lik string) config.Config {
+	cfg := config.DefaultConfig()
 	cfg.NATS.Listen = "127.0.0.1:-1"
 	cfg.NATS.StoreDir = filepath.Join(b.TempDir(), "js")
 	cfg.Snapshot.Dir = filepath.Join(b.TempDir(), "snapshots")
@@ -34,14 +36,14 @@ func benchConfig(b *testing.B, models, products int, lik string) stream.Config {
 	cfg.HTTP.Listen = "off"
 	cfg.Log.Level = "error"
 	for i := 0; i < models; i++ {
-		m := stream.DefaultModelConfig()
+		m := config.DefaultModelConfig()
 		m.Name = "m" + strconv.Itoa(i)
-		m.Bin = stream.Duration{Duration: time.Hour}
+		m.Bin = config.Duration{Duration: time.Hour}
 		m.Origin = origin
 		m.Horizon = 1
 		m.Resmooth.EveryBins = 0
 		for k := 0; k < products; k++ {
-			m.Product = append(m.Product, stream.ProductConfig{Name: "p" + strconv.Itoa(k), Features: []float64{float64(k%5) * 200, float64(k/5) * 200}})
+			m.Product = append(m.Product, config.ProductConfig{Name: "p" + strconv.Itoa(k), Features: []float64{float64(k%5) * 200, float64(k/5) * 200}})
 		}
 		m.Model = spec.Model{Likelihood: lik, NoiseVariance: 1.5,
 			Temporal: []spec.Temporal{{Kernel: "matern32", Variance: 6, Lengthscale: 24},
@@ -54,13 +56,13 @@ func benchConfig(b *testing.B, models, products int, lik string) stream.Config {
 
 // benchBin is one bin of synthetic hourly demand with occasional
 // stock-outs.
-func benchBin(rng *rand.Rand, products int, start time.Time) []stream.Observation {
+func benchBin(rng *rand.Rand, products int, start time.Time) []wire.Observation {
 	hour := float64(start.Hour())
-	obs := make([]stream.Observation, products)
+	obs := make([]wire.Observation, products)
 	for k := range obs {
 		rate := 5 + 3*math.Sin(2*math.Pi*hour/24+float64(k))
 		y := math.Max(0, math.Round(rate+rng.NormFloat64()))
-		o := stream.Observation{Product: "p" + strconv.Itoa(k)}
+		o := wire.Observation{Product: "p" + strconv.Itoa(k)}
 		if rng.Float64() < 0.15 {
 			u := math.Floor(0.7 * y)
 			c := true
@@ -110,11 +112,11 @@ func BenchmarkEndToEnd(b *testing.B) {
 					b.Fatal(err)
 				}
 				rng := rand.New(rand.NewPCG(1, 2))
-				data := make([][]stream.ReplayBin, models)
+				data := make([][]natsio.ReplayBin, models)
 				for mi := range data {
 					for j := 0; j < bins; j++ {
 						start := origin.Add(time.Duration(j) * time.Hour)
-						data[mi] = append(data[mi], stream.ReplayBin{Start: start, Observations: benchBin(rng, products, start)})
+						data[mi] = append(data[mi], natsio.ReplayBin{Start: start, Observations: benchBin(rng, products, start)})
 					}
 				}
 				b.ResetTimer()
@@ -133,7 +135,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 						defer nc.Close()
 						js, _ := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(8192))
 						for mi := p; mi < models; mi += pubs {
-							if _, err := stream.Replay(context.Background(), js, "m"+strconv.Itoa(mi), data[mi], stream.ReplayOptions{Single: tc.single}); err != nil {
+							if _, err := natsio.Replay(context.Background(), js, "m"+strconv.Itoa(mi), data[mi], natsio.ReplayOptions{Single: tc.single}); err != nil {
 								b.Error(err)
 								return
 							}
@@ -180,7 +182,7 @@ func BenchmarkLatency(b *testing.B) {
 		sent := map[string]time.Time{}
 		var lat []float64
 		if _, err := r.nc.Subscribe("dcgp.latent.>", func(m *nats.Msg) {
-			var lm stream.LatentMessage
+			var lm wire.LatentMessage
 			if json.Unmarshal(m.Data, &lm) != nil {
 				return
 			}
@@ -202,7 +204,7 @@ func BenchmarkLatency(b *testing.B) {
 			<-tick.C
 			mi, bin := j%models, j/models
 			start := origin.Add(time.Duration(bin) * time.Hour)
-			msg := stream.ObsMessage{Schema: stream.SchemaVersion, Model: "m" + strconv.Itoa(mi), BinStart: &start, Observations: benchBin(rng, products, start)}
+			msg := wire.ObsMessage{Schema: wire.SchemaVersion, Model: "m" + strconv.Itoa(mi), BinStart: &start, Observations: benchBin(rng, products, start)}
 			data, _ := json.Marshal(&msg)
 			mu.Lock()
 			sent[fmt.Sprintf("%s/%d", msg.Model, start.Unix())] = time.Now()

@@ -16,11 +16,16 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/daemon"
 	"github.com/dcgpd/dcgpd/filter"
-	"github.com/dcgpd/dcgpd/internal/synth"
+	"github.com/dcgpd/dcgpd/internal/app/synth"
 	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/stream/natsio"
+	"github.com/dcgpd/dcgpd/stream/query"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // origin is the Monday 00:00 UTC the simulated clusters start at.
@@ -33,7 +38,7 @@ type cluster struct {
 	data  *cvi.Data
 	names []string
 	feats [][]float64
-	bins  []stream.ReplayBin
+	bins  []natsio.ReplayBin
 }
 
 func simulated(t testing.TB, hubs, days int) *cluster {
@@ -65,10 +70,10 @@ func fromDataset(ds *synth.Dataset) *cluster {
 		}
 		start := origin.Add(time.Duration(sp.Times[i] * float64(time.Hour)))
 		c.data.Times = append(c.data.Times, stream.ModelTime(start.Unix()))
-		rb := stream.ReplayBin{Start: start}
+		rb := natsio.ReplayBin{Start: start}
 		for k := 0; k < np; k++ {
 			o := cvi.Obs{Y: math.NaN(), Supply: sp.Supply[i][k]}
-			ob := stream.Observation{Product: ds.Products[k]}
+			ob := wire.Observation{Product: ds.Products[k]}
 			if !math.IsInf(o.Supply, 1) {
 				u := o.Supply
 				ob.Supply = &u
@@ -116,20 +121,20 @@ func modelSpec() spec.Spec {
 		Diffusion: spec.Diffusion{Lengthscale: 250, Sink: 0.2}}}
 }
 
-func daemonConfig(t testing.TB, c *cluster, models int) stream.Config {
-	cfg := stream.DefaultConfig()
+func daemonConfig(t testing.TB, c *cluster, models int) config.Config {
+	cfg := config.DefaultConfig()
 	cfg.NATS.Listen = "127.0.0.1:-1"
 	cfg.NATS.StoreDir = filepath.Join(t.TempDir(), "js")
 	cfg.Snapshot.Dir = filepath.Join(t.TempDir(), "snapshots")
 	cfg.HTTP.Listen = "127.0.0.1:0"
 	cfg.Log.Level = "warn"
 	for i := 0; i < models; i++ {
-		m := stream.DefaultModelConfig()
+		m := config.DefaultModelConfig()
 		m.Name = "cluster" + strconv.Itoa(i)
-		m.Bin = stream.Duration{Duration: time.Hour}
+		m.Bin = config.Duration{Duration: time.Hour}
 		m.Origin = origin
 		for k, n := range c.names {
-			m.Product = append(m.Product, stream.ProductConfig{Name: n, Features: c.feats[k]})
+			m.Product = append(m.Product, config.ProductConfig{Name: n, Features: c.feats[k]})
 		}
 		sp := modelSpec()
 		m.Model, m.Fit = sp.Model, sp.Fit
@@ -140,17 +145,17 @@ func daemonConfig(t testing.TB, c *cluster, models int) stream.Config {
 
 // running is a daemon started for a test, with a client connection.
 type running struct {
-	d      *stream.Daemon
+	d      *daemon.Daemon
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	cancel context.CancelFunc
 	done   chan error
 }
 
-func startDaemon(t testing.TB, cfg stream.Config) *running {
+func startDaemon(t testing.TB, cfg config.Config) *running {
 	t.Helper()
 	log := zerolog.New(os.Stderr).Level(zerolog.WarnLevel)
-	d, err := stream.New(cfg, log)
+	d, err := daemon.New(cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,14 +192,14 @@ func (r *running) stop() {
 // collector keeps every latent message a subscription saw.
 type collector struct {
 	mu   sync.Mutex
-	msgs []stream.LatentMessage
+	msgs []wire.LatentMessage
 	ids  map[string]int
 }
 
 func collect(t testing.TB, nc *nats.Conn, subject string) *collector {
 	c := &collector{ids: map[string]int{}}
 	_, err := nc.Subscribe(subject, func(m *nats.Msg) {
-		var lm stream.LatentMessage
+		var lm wire.LatentMessage
 		if err := json.Unmarshal(m.Data, &lm); err != nil {
 			t.Errorf("undecodable output: %v", err)
 			return
@@ -211,13 +216,13 @@ func collect(t testing.TB, nc *nats.Conn, subject string) *collector {
 }
 
 // wait polls until cond holds or the deadline passes.
-func (c *collector) wait(t testing.TB, what string, d time.Duration, cond func([]stream.LatentMessage) bool) []stream.LatentMessage {
+func (c *collector) wait(t testing.TB, what string, d time.Duration, cond func([]wire.LatentMessage) bool) []wire.LatentMessage {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
 		c.mu.Lock()
 		ok := cond(c.msgs)
-		msgs := append([]stream.LatentMessage(nil), c.msgs...)
+		msgs := append([]wire.LatentMessage(nil), c.msgs...)
 		c.mu.Unlock()
 		if ok {
 			return msgs
@@ -229,8 +234,8 @@ func (c *collector) wait(t testing.TB, what string, d time.Duration, cond func([
 	}
 }
 
-func count(kind string) func([]stream.LatentMessage) int {
-	return func(ms []stream.LatentMessage) int {
+func count(kind string) func([]wire.LatentMessage) int {
+	return func(ms []wire.LatentMessage) int {
 		n := 0
 		for _, m := range ms {
 			if m.Kind == kind {
@@ -255,11 +260,11 @@ func TestDaemonFilteredEqualsBatchFilter(t *testing.T) {
 	col := collect(t, r.nc, "dcgp.latent.cluster0")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := stream.Replay(ctx, r.js, "cluster0", c.bins, stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+	if _, err := natsio.Replay(ctx, r.js, "cluster0", c.bins, natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 		t.Fatal(err)
 	}
 	n := len(c.bins)
-	msgs := col.wait(t, "every filtered bin", time.Minute, func(ms []stream.LatentMessage) bool { return count(stream.KindFiltered)(ms) >= n })
+	msgs := col.wait(t, "every filtered bin", time.Minute, func(ms []wire.LatentMessage) bool { return count(wire.KindFiltered)(ms) >= n })
 
 	// The independent route: the sites the online step picks, then the
 	// batch filter over them.
@@ -286,9 +291,9 @@ func TestDaemonFilteredEqualsBatchFilter(t *testing.T) {
 	if err := filter.Filter(&post, built.Model, c.data.Times, sites); err != nil {
 		t.Fatal(err)
 	}
-	got := map[int64]stream.LatentMessage{}
+	got := map[int64]wire.LatentMessage{}
 	for _, m := range msgs {
-		if m.Kind != stream.KindFiltered {
+		if m.Kind != wire.KindFiltered {
 			continue
 		}
 		if _, dup := got[m.BinStart.Unix()]; dup {
@@ -347,15 +352,15 @@ func resmoothEqualsFit(t *testing.T, sites string, tol float64) {
 	n := len(c.bins)
 	cfg := daemonConfig(t, c, 1)
 	cfg.Models[0].Model.Diffusion.Sites = sites
-	cfg.Models[0].Resmooth = stream.ResmoothConfig{EveryBins: n, Window: n}
+	cfg.Models[0].Resmooth = config.ResmoothConfig{EveryBins: n, Window: n}
 	r := startDaemon(t, cfg)
 	col := collect(t, r.nc, "dcgp.latent.cluster0")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := stream.Replay(ctx, r.js, "cluster0", c.bins, stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+	if _, err := natsio.Replay(ctx, r.js, "cluster0", c.bins, natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 		t.Fatal(err)
 	}
-	msgs := col.wait(t, "the smoothed revision", 2*time.Minute, func(ms []stream.LatentMessage) bool { return count(stream.KindSmoothed)(ms) >= n })
+	msgs := col.wait(t, "the smoothed revision", 2*time.Minute, func(ms []wire.LatentMessage) bool { return count(wire.KindSmoothed)(ms) >= n })
 
 	// The same data and model through the batch command line.
 	dir := t.TempDir()
@@ -383,7 +388,7 @@ func resmoothEqualsFit(t *testing.T, sites string, tol float64) {
 	var worstM, worstV, sd float64
 	seen := 0
 	for _, m := range msgs {
-		if m.Kind != stream.KindSmoothed {
+		if m.Kind != wire.KindSmoothed {
 			continue
 		}
 		if m.Revision != 1 {
@@ -473,20 +478,20 @@ func TestDaemonQueriesDuringResmooth(t *testing.T) {
 	c := simulated(t, 5, 7)
 	n := len(c.bins)
 	cfg := daemonConfig(t, c, 1)
-	cfg.Models[0].Resmooth = stream.ResmoothConfig{EveryBins: n, Window: n, Relearn: true}
+	cfg.Models[0].Resmooth = config.ResmoothConfig{EveryBins: n, Window: n, Relearn: true}
 	r := startDaemon(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := stream.Replay(ctx, r.js, "cluster0", c.bins, stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+	if _, err := natsio.Replay(ctx, r.js, "cluster0", c.bins, natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 		t.Fatal(err)
 	}
-	q, _ := json.Marshal(stream.Query{Model: "cluster0", Product: c.names[0]})
+	q, _ := json.Marshal(query.Query{Model: "cluster0", Product: c.names[0]})
 	during := 0
 	var slowest time.Duration
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		began := time.Now()
-		msg, err := r.nc.Request(stream.StatusSubject, q, 2*time.Second)
+		msg, err := r.nc.Request(query.StatusSubject, q, 2*time.Second)
 		if err != nil {
 			t.Fatalf("status query: %v", err)
 		}
@@ -494,7 +499,7 @@ func TestDaemonQueriesDuringResmooth(t *testing.T) {
 		if err := json.Unmarshal(msg.Data, &st); err != nil {
 			t.Fatal(err)
 		}
-		est, err := r.nc.Request(stream.EstimateSubject, q, 2*time.Second)
+		est, err := r.nc.Request(query.EstimateSubject, q, 2*time.Second)
 		if err != nil {
 			t.Fatalf("estimate query: %v", err)
 		}
@@ -503,7 +508,7 @@ func TestDaemonQueriesDuringResmooth(t *testing.T) {
 				t.Fatalf("estimate query: error %s %s", code, est.Header.Get("Nats-Service-Error"))
 			}
 		} else {
-			var rep stream.EstimateReply
+			var rep query.EstimateReply
 			if err := json.Unmarshal(est.Data, &rep); err != nil || len(rep.Estimates) != 1 || rep.Estimates[0].Product != c.names[0] {
 				t.Fatalf("estimate reply %s: %v", est.Data, err)
 			}

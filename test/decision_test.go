@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/dcgpd/dcgpd/cvi/spec"
-	"github.com/dcgpd/dcgpd/internal/backtest"
-	"github.com/dcgpd/dcgpd/internal/synth"
+	"github.com/dcgpd/dcgpd/internal/app/backtest"
+	"github.com/dcgpd/dcgpd/internal/app/synth"
 	"github.com/dcgpd/dcgpd/inventory"
 )
 

@@ -14,7 +14,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/daemon"
+	"github.com/dcgpd/dcgpd/stream/natsio"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // TestNATSServerRestart stops the NATS server in the middle of a replay
@@ -57,7 +59,7 @@ func outageRun(t *testing.T, c *cluster, outage bool) map[string][]byte {
 	addr := ln.Addr().String()
 	ln.Close()
 	store := filepath.Join(dir, "js")
-	emb, err := stream.StartEmbedded(addr, store, zerolog.Nop())
+	emb, err := natsio.StartEmbedded(addr, store, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +67,7 @@ func outageRun(t *testing.T, c *cluster, outage bool) map[string][]byte {
 	cfg := daemonConfig(t, c, 1)
 	cfg.NATS.URL = "nats://" + addr
 	cfg.HTTP.Listen = "off"
-	d, err := stream.New(cfg, zerolog.New(os.Stderr).Level(zerolog.ErrorLevel))
+	d, err := daemon.New(cfg, zerolog.New(os.Stderr).Level(zerolog.ErrorLevel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func outageRun(t *testing.T, c *cluster, outage bool) map[string][]byte {
 		t.Fatal(err)
 	}
 	half := len(c.bins) / 2
-	publish := func(bins []stream.ReplayBin, watermark bool) {
+	publish := func(bins []natsio.ReplayBin, watermark bool) {
 		nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1))
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +90,7 @@ func outageRun(t *testing.T, c *cluster, outage bool) map[string][]byte {
 		js, _ := jetstream.New(nc)
 		rctx, rcancel := context.WithTimeout(ctx, time.Minute)
 		defer rcancel()
-		if _, err := stream.Replay(rctx, js, "cluster0", bins, stream.ReplayOptions{Width: time.Hour, Watermark: watermark}); err != nil {
+		if _, err := natsio.Replay(rctx, js, "cluster0", bins, natsio.ReplayOptions{Width: time.Hour, Watermark: watermark}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,7 +100,7 @@ func outageRun(t *testing.T, c *cluster, outage bool) map[string][]byte {
 		time.Sleep(50 * time.Millisecond)
 		emb.Shutdown()
 		time.Sleep(time.Second)
-		if emb, err = stream.StartEmbedded(addr, store, zerolog.Nop()); err != nil {
+		if emb, err = natsio.StartEmbedded(addr, store, zerolog.Nop()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -109,7 +111,7 @@ func outageRun(t *testing.T, c *cluster, outage bool) map[string][]byte {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	last := fmt.Sprintf("cluster0/%d/%s/0", c.bins[len(c.bins)-1].Start.Unix(), stream.KindFiltered)
+	last := fmt.Sprintf("cluster0/%d/%s/0", c.bins[len(c.bins)-1].Start.Unix(), wire.KindFiltered)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		out := readOutputs(t, js)

@@ -16,8 +16,12 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/stream/natsio"
+	"github.com/dcgpd/dcgpd/stream/query"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // TestFitFileServe is the operator's path from history to live: `dcgpd
@@ -64,7 +68,7 @@ func TestFitFileServe(t *testing.T) {
 			col := collect(t, r.nc, "dcgp.latent.cluster0")
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			if _, err := stream.Replay(ctx, r.js, "cluster0", c.bins, stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+			if _, err := natsio.Replay(ctx, r.js, "cluster0", c.bins, natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 				t.Fatal(err)
 			}
 			// The default re-smooth starts after every 24th bin, over the
@@ -73,8 +77,8 @@ func TestFitFileServe(t *testing.T) {
 			for k := 1; k <= n/24; k++ {
 				want += min(168, 24*k)
 			}
-			msgs := col.wait(t, "every re-smooth's smoothed revision", 5*time.Minute, func(ms []stream.LatentMessage) bool {
-				return count(stream.KindFiltered)(ms) >= n && count(stream.KindSmoothed)(ms) >= want
+			msgs := col.wait(t, "every re-smooth's smoothed revision", 5*time.Minute, func(ms []wire.LatentMessage) bool {
+				return count(wire.KindFiltered)(ms) >= n && count(wire.KindSmoothed)(ms) >= want
 			})
 			checkStatusShowsFitted(t, r, filepath.Join(dir, "fitted.model.toml"), c)
 			filtered, smoothed := map[int64][]float64{}, map[int64][]float64{}
@@ -84,7 +88,7 @@ func TestFitFileServe(t *testing.T) {
 				for _, e := range m.Estimates {
 					v = append(v, e.Mean)
 				}
-				if m.Kind != stream.KindSmoothed {
+				if m.Kind != wire.KindSmoothed {
 					filtered[m.BinStart.Unix()] = v
 				} else if m.Revision >= rev[m.BinStart.Unix()] {
 					smoothed[m.BinStart.Unix()], rev[m.BinStart.Unix()] = v, m.Revision
@@ -176,7 +180,7 @@ sink = 0.2
 // liveConfig writes and loads a daemon configuration whose one model
 // reads fitted.model.toml through model_file, with the default re-smooth
 // (168 bins every 24, no re-learning).
-func liveConfig(t *testing.T, dir string) stream.Config {
+func liveConfig(t *testing.T, dir string) config.Config {
 	t.Helper()
 	text := fmt.Sprintf(`[nats]
 listen = "127.0.0.1:-1"
@@ -198,7 +202,7 @@ model_file = "fitted.model.toml"
 	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := stream.LoadConfig(p)
+	cfg, err := config.LoadConfig(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +222,7 @@ func checkStatusShowsFitted(t *testing.T, r *running, path string, c *cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply, err := r.nc.Request(stream.StatusSubject, []byte(`{"model":"cluster0"}`), 10*time.Second)
+	reply, err := r.nc.Request(query.StatusSubject, []byte(`{"model":"cluster0"}`), 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +266,7 @@ func BenchmarkDaemonCatchUp(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				cfg := benchConfig(b, 1, 10, "diffusion")
 				m := &cfg.Models[0]
-				def := stream.DefaultModelConfig()
+				def := config.DefaultModelConfig()
 				m.Resmooth, m.Horizon = def.Resmooth, 24
 				m.Resmooth.Relearn, m.Resmooth.Tolerance = tc.relearn, tc.tol
 				m.Model.Temporal[1].Harmonics = 6
@@ -277,14 +281,14 @@ func BenchmarkDaemonCatchUp(b *testing.B) {
 					b.Fatal(err)
 				}
 				rng := rand.New(rand.NewPCG(1, 2))
-				var data []stream.ReplayBin
+				var data []natsio.ReplayBin
 				for j := 0; j < bins; j++ {
 					start := origin.Add(time.Duration(j) * time.Hour)
-					data = append(data, stream.ReplayBin{Start: start, Observations: benchBin(rng, 10, start)})
+					data = append(data, natsio.ReplayBin{Start: start, Observations: benchBin(rng, 10, start)})
 				}
 				b.ResetTimer()
 				began, cpu0 := time.Now(), processCPU()
-				if _, err := stream.Replay(context.Background(), r.js, "m0", data, stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+				if _, err := natsio.Replay(context.Background(), r.js, "m0", data, natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 					b.Fatal(err)
 				}
 				select {

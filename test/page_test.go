@@ -13,7 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/stream/natsio"
+	"github.com/dcgpd/dcgpd/stream/page"
+	"github.com/dcgpd/dcgpd/stream/query"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // pageRun is a daemon that has replayed a simulated cluster with the
@@ -23,7 +27,7 @@ type pageRun struct {
 	c    *cluster
 	base string
 	col  *collector
-	msgs []stream.LatentMessage
+	msgs []wire.LatentMessage
 }
 
 // replayForPage starts a daemon (re-smoothing every 48 bins), replays
@@ -35,7 +39,7 @@ func replayForPage(t *testing.T, hubs, days int, live bool) *pageRun {
 	t.Helper()
 	c := simulated(t, hubs, days)
 	cfg := daemonConfig(t, c, 1)
-	cfg.Models[0].Resmooth = stream.ResmoothConfig{EveryBins: 48, Window: 72}
+	cfg.Models[0].Resmooth = config.ResmoothConfig{EveryBins: 48, Window: 72}
 	r := startDaemon(t, cfg)
 	p := &pageRun{r: r, c: c, base: "http://" + r.d.HTTPAddr()}
 	var idx struct {
@@ -43,7 +47,7 @@ func replayForPage(t *testing.T, hubs, days int, live bool) *pageRun {
 			Model    string   `json:"model"`
 			Products []string `json:"products"`
 		} `json:"models"`
-		Build stream.Build `json:"build"`
+		Build wire.Build `json:"build"`
 	}
 	if live {
 		getJSON(t, p.base+"/api/models", &idx)
@@ -54,13 +58,13 @@ func replayForPage(t *testing.T, hubs, days int, live bool) *pageRun {
 	col := collect(t, r.nc, "dcgp.latent.cluster0")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := stream.Replay(ctx, r.js, "cluster0", c.bins, stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+	if _, err := natsio.Replay(ctx, r.js, "cluster0", c.bins, natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 		t.Fatal(err)
 	}
 	last := c.bins[len(c.bins)-1].Start
 	revisions := (len(c.bins) - 1) / 48
 	p.col = col
-	p.msgs = col.wait(t, "the last filtered bin and every re-smooth", 2*time.Minute, func(ms []stream.LatentMessage) bool {
+	p.msgs = col.wait(t, "the last filtered bin and every re-smooth", 2*time.Minute, func(ms []wire.LatentMessage) bool {
 		filtered, rev := false, 0
 		for _, m := range ms {
 			filtered = filtered || m.Kind == "filtered" && m.BinStart.Equal(last)
@@ -90,12 +94,12 @@ func getJSON(t *testing.T, url string, v any) {
 // pageModel polls the model's JSON until it agrees with every message the
 // test's subscriber has seen (the two subscriptions run apart, and a
 // last re-smooth may still be publishing).
-func (p *pageRun) pageModel(t *testing.T) *stream.PageModel {
+func (p *pageRun) pageModel(t *testing.T) *page.Model {
 	t.Helper()
 	want := p.c.bins[len(p.c.bins)-1].Start
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var m stream.PageModel
+		var m page.Model
 		getJSON(t, p.base+"/api/models/cluster0", &m)
 		p.col.mu.Lock()
 		p.msgs = append(p.msgs[:0], p.col.msgs...)
@@ -140,9 +144,9 @@ func TestOperatorPageJSON(t *testing.T) {
 
 // checkPage compares the page's JSON with the replay and the published
 // messages; with t nil it only reports the first difference.
-func (p *pageRun) checkPage(t *testing.T, m *stream.PageModel) error {
-	filtered, smoothed, rev := map[int64]*stream.LatentMessage{}, map[int64]*stream.LatentMessage{}, map[int64]int{}
-	var newest *stream.LatentMessage
+func (p *pageRun) checkPage(t *testing.T, m *page.Model) error {
+	filtered, smoothed, rev := map[int64]*wire.LatentMessage{}, map[int64]*wire.LatentMessage{}, map[int64]int{}
+	var newest *wire.LatentMessage
 	for i := range p.msgs {
 		lm := &p.msgs[i]
 		k := lm.BinStart.Unix()
@@ -155,7 +159,7 @@ func (p *pageRun) checkPage(t *testing.T, m *stream.PageModel) error {
 			smoothed[k], rev[k] = lm, lm.Revision
 		}
 	}
-	bins := p.c.bins[len(p.c.bins)-stream.PageBins:]
+	bins := p.c.bins[len(p.c.bins)-page.Bins:]
 	if len(m.Products) != len(p.c.names) || m.Status == nil || m.BinSeconds != 3600 {
 		return fmt.Errorf("model: %d products, status %v, bin %v s", len(m.Products), m.Status, m.BinSeconds)
 	}
@@ -181,11 +185,11 @@ func (p *pageRun) checkPage(t *testing.T, m *stream.PageModel) error {
 	return nil
 }
 
-func checkPoint(b stream.PagePoint, in stream.ReplayBin, i int, filtered, smoothed map[int64]*stream.LatentMessage) error {
+func checkPoint(b page.Point, in natsio.ReplayBin, i int, filtered, smoothed map[int64]*wire.LatentMessage) error {
 	if !b.BinStart.Equal(in.Start) {
 		return fmt.Errorf("bin %v, want %v", b.BinStart, in.Start)
 	}
-	var o *stream.Observation
+	var o *wire.Observation
 	for k := range in.Observations {
 		if in.Observations[k].Product == filtered[in.Start.Unix()].Estimates[i].Product {
 			o = &in.Observations[k]
@@ -220,16 +224,16 @@ func checkPoint(b stream.PagePoint, in stream.ReplayBin, i int, filtered, smooth
 // checkBuildSurfaces: the status reply carries "build" beside the old
 // fields, and /metrics has dcgpd_build_info with the same labels.
 func checkBuildSurfaces(t *testing.T, p *pageRun) {
-	q, _ := json.Marshal(stream.Query{Model: "cluster0"})
-	msg, err := p.r.nc.Request(stream.StatusSubject, q, 5*time.Second)
+	q, _ := json.Marshal(query.Query{Model: "cluster0"})
+	msg, err := p.r.nc.Request(query.StatusSubject, q, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st stream.StatusReply
+	var st query.StatusReply
 	if err := json.Unmarshal(msg.Data, &st); err != nil || st.Model != "cluster0" || st.Bins != int64(len(p.c.bins)) {
 		t.Fatalf("status reply %s: %v", msg.Data, err)
 	}
-	b := stream.ReadBuild()
+	b := wire.ReadBuild()
 	if st.Build != b {
 		t.Errorf("status build %+v, want %+v", st.Build, b)
 	}

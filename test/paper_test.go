@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/dcgpd/dcgpd/internal/experiment"
+	"github.com/dcgpd/dcgpd/internal/app/experiment"
 )
 
 // paperDCGPfTestRMSE is the paper's published DCGP-f test RMSE per

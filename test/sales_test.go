@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dcgpd/dcgpd/internal/experiment"
-	"github.com/dcgpd/dcgpd/internal/synth"
+	"github.com/dcgpd/dcgpd/internal/app/experiment"
+	"github.com/dcgpd/dcgpd/internal/app/synth"
 )
 
 // salesDir is the shared supermarket-sales directory seen from test/.

@@ -31,7 +31,10 @@ import (
 	"github.com/nats-io/nkeys"
 	"github.com/rs/zerolog"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/daemon"
+	"github.com/dcgpd/dcgpd/stream/natsio"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // The daemon against a nats-server that requires authentication: for
@@ -46,22 +49,22 @@ import (
 // of an hour, no re-smoothing.
 const secModel = "sec"
 
-func secConfig(t *testing.T) stream.Config {
+func secConfig(t *testing.T) config.Config {
 	t.Helper()
-	cfg := stream.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.HTTP.Listen = "off"
 	cfg.Snapshot.Dir = filepath.Join(t.TempDir(), "snapshots")
 	cfg.Log.Level = "debug"
-	m := stream.DefaultModelConfig()
+	m := config.DefaultModelConfig()
 	m.Name = secModel
-	m.Bin = stream.Duration{Duration: time.Hour}
+	m.Bin = config.Duration{Duration: time.Hour}
 	m.Origin = origin
 	m.Horizon = 1
 	m.Resmooth.EveryBins = 0
-	m.Product = []stream.ProductConfig{{Name: "a", Features: []float64{0, 0}}, {Name: "b", Features: []float64{100, 0}}}
+	m.Product = []config.ProductConfig{{Name: "a", Features: []float64{0, 0}}, {Name: "b", Features: []float64{100, 0}}}
 	sp := modelSpec()
 	m.Model, m.Fit = sp.Model, sp.Fit
-	cfg.Models = []stream.ModelConfig{m}
+	cfg.Models = []config.ModelConfig{m}
 	return cfg
 }
 
@@ -100,7 +103,7 @@ func authServer(t *testing.T, opts *server.Options) *server.Server {
 	opts.Host, opts.Port = "127.0.0.1", -1
 	opts.JetStream, opts.StoreDir = true, t.TempDir()
 	opts.NoSigs, opts.NoLog = true, true
-	opts.MaxPayload = 2 * stream.MaxMessageBytes
+	opts.MaxPayload = 2 * wire.MaxMessageBytes
 	s, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -139,10 +142,10 @@ func noSecrets(t *testing.T, what, text string, secrets []string) {
 // authRuns numbers runAuthorized's bins.
 var authRuns atomic.Int64
 
-func runAuthorized(t *testing.T, cfg stream.Config, secrets []string) {
+func runAuthorized(t *testing.T, cfg config.Config, secrets []string) {
 	t.Helper()
 	logs := &logBuffer{}
-	d, err := stream.New(cfg, zerolog.New(logs).Level(zerolog.DebugLevel))
+	d, err := daemon.New(cfg, zerolog.New(logs).Level(zerolog.DebugLevel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +179,7 @@ func runAuthorized(t *testing.T, cfg stream.Config, secrets []string) {
 	noSecrets(t, "NATSURL()", d.NATSURL(), secrets)
 
 	// The test's own client connects exactly as the daemon does.
-	nc, err := stream.Connect(&cfg.NATS, nil, "security-test", zerolog.Nop())
+	nc, err := natsio.Connect(&cfg.NATS, nil, "security-test", zerolog.Nop())
 	if err != nil {
 		t.Fatalf("test client: %v", err)
 	}
@@ -194,8 +197,8 @@ func runAuthorized(t *testing.T, cfg stream.Config, secrets []string) {
 	// snapshot reads the input stream from its start, earlier subtests'
 	// bins included.
 	start := origin.Add(time.Duration(authRuns.Add(1)) * time.Hour)
-	msg, err := json.Marshal(stream.ObsMessage{Schema: stream.SchemaVersion, Model: secModel, BinStart: &start,
-		Observations: []stream.Observation{{Product: "a", Demand: &three}, {Product: "b", Demand: &five, Supply: &five}}})
+	msg, err := json.Marshal(wire.ObsMessage{Schema: wire.SchemaVersion, Model: secModel, BinStart: &start,
+		Observations: []wire.Observation{{Product: "a", Demand: &three}, {Product: "b", Demand: &five, Supply: &five}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,17 +207,17 @@ func runAuthorized(t *testing.T, cfg stream.Config, secrets []string) {
 	if _, err := js.Publish(pctx, cfg.NATS.Prefix+".obs."+secModel, msg); err != nil {
 		t.Fatalf("publishing the bin: %v", err)
 	}
-	var m stream.LatentMessage
-	col.wait(t, "the filtered estimate", 10*time.Second, func(ms []stream.LatentMessage) bool {
+	var m wire.LatentMessage
+	col.wait(t, "the filtered estimate", 10*time.Second, func(ms []wire.LatentMessage) bool {
 		for _, x := range ms {
-			if x.Kind == stream.KindFiltered && x.BinStart.Equal(start) {
+			if x.Kind == wire.KindFiltered && x.BinStart.Equal(start) {
 				m = x
 				return true
 			}
 		}
 		return false
 	})
-	if m.Kind != stream.KindFiltered || !m.BinStart.Equal(start) || m.Missing != "" || len(m.Estimates) != 2 {
+	if m.Kind != wire.KindFiltered || !m.BinStart.Equal(start) || m.Missing != "" || len(m.Estimates) != 2 {
 		t.Fatalf("estimate: %+v", m)
 	}
 	for _, e := range m.Estimates {
@@ -235,10 +238,10 @@ func runAuthorized(t *testing.T, cfg stream.Config, secrets []string) {
 // runRefused runs a daemon that must fail to connect: Run returns an
 // error containing every want (case-insensitive) and no secret, quickly,
 // and the logs hold no secret either.
-func runRefused(t *testing.T, cfg stream.Config, want []string, secrets []string) {
+func runRefused(t *testing.T, cfg config.Config, want []string, secrets []string) {
 	t.Helper()
 	logs := &logBuffer{}
-	d, err := stream.New(cfg, zerolog.New(logs).Level(zerolog.DebugLevel))
+	d, err := daemon.New(cfg, zerolog.New(logs).Level(zerolog.DebugLevel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -658,19 +661,19 @@ func TestSecurityHTTPLoopbackByDefault(t *testing.T) {
 			}
 		}
 	}
-	d := stream.DefaultConfig()
+	d := config.DefaultConfig()
 	loopback(t, "DefaultConfig().HTTP.Listen", d.HTTP.Listen)
 	loopback(t, "DefaultConfig().NATS.Listen", d.NATS.Listen)
 
 	minimal := "[[models]]\nname = \"m\"\nbin = \"1h\"\n[[models.product]]\nname = \"a\"\n"
-	c, err := stream.DecodeConfig([]byte(minimal))
+	c, err := config.DecodeConfig([]byte(minimal))
 	if err != nil {
 		t.Fatal(err)
 	}
 	loopback(t, "http.listen left out", c.HTTP.Listen)
 	loopback(t, "nats.listen left out", c.NATS.Listen)
 
-	ex, err := stream.LoadConfig("../dcgpd.toml")
+	ex, err := config.LoadConfig("../dcgpd.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -685,7 +688,7 @@ func TestSecurityHTTPLoopbackByDefault(t *testing.T) {
 		{"off", ""},
 		{"", "http.listen: empty"},
 	} {
-		c, err := stream.DecodeConfig([]byte("[http]\nlisten = \"" + tc.listen + "\"\n" + minimal))
+		c, err := config.DecodeConfig([]byte("[http]\nlisten = \"" + tc.listen + "\"\n" + minimal))
 		switch {
 		case tc.err == "" && (err != nil || c.HTTP.Listen != tc.listen):
 			t.Errorf("http.listen = %q: got %q, %v", tc.listen, c.HTTP.Listen, err)
@@ -706,9 +709,9 @@ func TestSecurityBadInputKeepsFlowing(t *testing.T) {
 	r := startDaemon(t, cfg)
 	subject := "dcgp.obs." + secModel
 	var mu sync.Mutex
-	var rejected []stream.RejectionMessage
+	var rejected []wire.RejectionMessage
 	if _, err := r.nc.Subscribe("dcgp.rejected."+secModel, func(m *nats.Msg) {
-		var rm stream.RejectionMessage
+		var rm wire.RejectionMessage
 		if err := json.Unmarshal(m.Data, &rm); err != nil {
 			t.Errorf("undecodable rejection %q: %v", m.Data, err)
 			return
@@ -726,20 +729,20 @@ func TestSecurityBadInputKeepsFlowing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	big := bytes.Repeat([]byte(" "), stream.MaxMessageBytes+1)
+	big := bytes.Repeat([]byte(" "), wire.MaxMessageBytes+1)
 	if _, err := r.js.Publish(ctx, subject, big); err == nil {
 		t.Error("a message over MaxMessageBytes was stored in the input stream")
 	} else {
 		t.Logf("oversized message refused by the stream: %v", err)
 	}
 	bad := []struct{ data, reason string }{
-		{`not json`, stream.ReasonMalformed},
-		{`{"schema":1,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":-1}`, stream.ReasonValue},
-		{`{"schema":1,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1e300}`, stream.ReasonValue},
-		{`{"schema":2,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1}`, stream.ReasonSchema},
-		{`{"schema":1,"model":"other","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1}`, stream.ReasonModel},
-		{`{"schema":1,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"zz","demand":1}`, stream.ReasonProduct},
-		{`{"schema":1,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1,"admin":true}`, stream.ReasonMalformed},
+		{`not json`, wire.ReasonMalformed},
+		{`{"schema":1,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":-1}`, wire.ReasonValue},
+		{`{"schema":1,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1e300}`, wire.ReasonValue},
+		{`{"schema":2,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1}`, wire.ReasonSchema},
+		{`{"schema":1,"model":"other","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1}`, wire.ReasonModel},
+		{`{"schema":1,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"zz","demand":1}`, wire.ReasonProduct},
+		{`{"schema":1,"model":"sec","bin_start":"2024-01-01T00:00:00Z","product":"a","demand":1,"admin":true}`, wire.ReasonMalformed},
 	}
 	for _, b := range bad {
 		if _, err := r.js.Publish(ctx, subject, []byte(b.data)); err != nil {
@@ -748,12 +751,12 @@ func TestSecurityBadInputKeepsFlowing(t *testing.T) {
 	}
 	three, five := 3.0, 5.0
 	start := origin
-	good, _ := json.Marshal(stream.ObsMessage{Schema: 1, Model: secModel, BinStart: &start,
-		Observations: []stream.Observation{{Product: "a", Demand: &three}, {Product: "b", Demand: &five}}})
+	good, _ := json.Marshal(wire.ObsMessage{Schema: 1, Model: secModel, BinStart: &start,
+		Observations: []wire.Observation{{Product: "a", Demand: &three}, {Product: "b", Demand: &five}}})
 	if _, err := r.js.Publish(ctx, subject, good); err != nil {
 		t.Fatal(err)
 	}
-	col.wait(t, "the good bin's estimate", 10*time.Second, func(ms []stream.LatentMessage) bool { return count(stream.KindFiltered)(ms) >= 1 })
+	col.wait(t, "the good bin's estimate", 10*time.Second, func(ms []wire.LatentMessage) bool { return count(wire.KindFiltered)(ms) >= 1 })
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		mu.Lock()

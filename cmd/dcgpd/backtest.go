@@ -18,14 +18,14 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi/spec"
-	"github.com/dcgpd/dcgpd/internal/backtest"
+	"github.com/dcgpd/dcgpd/internal/app/backtest"
 	"github.com/dcgpd/dcgpd/internal/plotstyle"
-	"github.com/dcgpd/dcgpd/stream"
 )
 
 // runBacktest is `dcgpd backtest`: rolling-origin evaluation of the
-// daemon's forecasts against the baselines (internal/backtest). It is
+// daemon's forecasts against the baselines (internal/app/backtest). It is
 // long only in flag declarations and their checks.
 func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if rest, ok := decisionMode(args); ok {
@@ -45,7 +45,7 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	bin := fs.Duration("bin", time.Hour, "bin width")
 	originText := fs.String("origin", "1970-01-01T00:00:00Z", "bin origin, RFC 3339")
 	resmooth := fs.Int("resmooth-every", 24, "re-smooth every this many bins as the daemon would (0: off)")
-	window := fs.Int("resmooth-window", stream.DefaultModelConfig().Resmooth.Window, "bins each re-smooth (and re-learn) works on, as [models.resmooth] window")
+	window := fs.Int("resmooth-window", config.DefaultModelConfig().Resmooth.Window, "bins each re-smooth (and re-learn) works on, as [models.resmooth] window")
 	relearn := fs.Bool("relearn", false, "re-learn the hyperparameters at each re-smooth, as [models.resmooth] relearn = true")
 	daemonPath := fs.String("daemon-config", "", "a daemon configuration (dcgpd.toml): run its model's [models.resmooth] and [models.online] "+
 		"(and, without --config, its [models.model]/[models.fit] or model_file) instead of the --resmooth-* and --relearn flags")
@@ -104,7 +104,7 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			o.Spec = spec.Spec{Model: dm.Model, Fit: dm.Fit}
 		}
 	} else {
-		rs := stream.DefaultModelConfig().Resmooth
+		rs := config.DefaultModelConfig().Resmooth
 		rs.EveryBins, rs.Window, rs.Relearn = *resmooth, *window, *relearn
 		o.Resmooth = &rs
 	}
@@ -152,14 +152,14 @@ func setFlag(fs *flag.FlagSet, name string) bool {
 
 // daemonModelConfig is the model entry name (or the only one) of the
 // daemon configuration at path.
-func daemonModelConfig(path, name string) (stream.ModelConfig, error) {
-	c, err := stream.LoadConfig(path)
+func daemonModelConfig(path, name string) (config.ModelConfig, error) {
+	c, err := config.LoadConfig(path)
 	if err != nil {
-		return stream.ModelConfig{}, fmt.Errorf("--daemon-config: %w", err)
+		return config.ModelConfig{}, fmt.Errorf("--daemon-config: %w", err)
 	}
 	if name == "" {
 		if len(c.Models) != 1 {
-			return stream.ModelConfig{}, fmt.Errorf("--daemon-config %s has %d models: name one with --daemon-model", path, len(c.Models))
+			return config.ModelConfig{}, fmt.Errorf("--daemon-config %s has %d models: name one with --daemon-model", path, len(c.Models))
 		}
 		return c.Models[0], nil
 	}
@@ -168,7 +168,7 @@ func daemonModelConfig(path, name string) (stream.ModelConfig, error) {
 			return m, nil
 		}
 	}
-	return stream.ModelConfig{}, fmt.Errorf("--daemon-model: %s has no model %q", path, name)
+	return config.ModelConfig{}, fmt.Errorf("--daemon-model: %s has no model %q", path, name)
 }
 
 // parseHorizons parses a comma-separated list of horizons in 1..h.

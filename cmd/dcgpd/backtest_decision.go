@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi/spec"
-	"github.com/dcgpd/dcgpd/internal/backtest"
-	"github.com/dcgpd/dcgpd/internal/synth"
+	"github.com/dcgpd/dcgpd/internal/app/backtest"
+	"github.com/dcgpd/dcgpd/internal/app/synth"
 	"github.com/dcgpd/dcgpd/inventory"
-	"github.com/dcgpd/dcgpd/stream"
 )
 
 // decisionMode removes --decision from args and reports whether it was
@@ -31,7 +31,7 @@ func decisionMode(args []string) ([]string, bool) {
 // days of a held-out span, stock each station at s* from dcgpd's
 // pickups and returns forecasts, from the baselines' rates and in
 // hindsight, replay the real trips and count the unmet ones
-// (internal/backtest.RunDecision).
+// (internal/app/backtest.RunDecision).
 func runDecisionBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dcgpd backtest --decision", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -82,7 +82,7 @@ func runDecisionBacktest(ctx context.Context, args []string, stdout, stderr io.W
 	}
 	pc := inventory.DefaultConfig()
 	pc.Shared = *shared
-	rs := stream.DefaultModelConfig().Resmooth
+	rs := config.DefaultModelConfig().Resmooth
 	rs.EveryBins = *resmooth
 	for _, cl := range clusters {
 		// The last operating day ends at --day-start the day after --end.

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/dcgpd/dcgpd/internal/demo"
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/internal/app/demo"
 )
 
-// runDemo parses the demo's flags and runs internal/demo: the daemon on a
+// runDemo parses the demo's flags and runs internal/app/demo: the daemon on a
 // simulated bike-share cluster, scored against its true demand and
 // plotted.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -31,7 +31,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintln(stderr, "dcgpd demo: need at least 2 hubs and 2 days")
 		return errUsage
 	}
-	log, err := newLogger(stderr, stream.LogConfig{Level: *level, Format: "auto"})
+	log, err := newLogger(stderr, config.LogConfig{Level: *level, Format: "auto"})
 	if err != nil {
 		return err
 	}

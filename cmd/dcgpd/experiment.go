@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dcgpd/dcgpd/internal/experiment"
-	"github.com/dcgpd/dcgpd/internal/synth"
+	"github.com/dcgpd/dcgpd/internal/app/experiment"
+	"github.com/dcgpd/dcgpd/internal/app/synth"
 )
 
 func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) error {

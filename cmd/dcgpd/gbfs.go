@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/stream/gbfs"
 )
 
@@ -51,7 +51,7 @@ func runGBFS(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stderr, "dcgpd %v\n", err)
 		return errUsage
 	}
-	log, err := newLogger(stderr, stream.LogConfig{Level: *level, Format: *format})
+	log, err := newLogger(stderr, config.LogConfig{Level: *level, Format: *format})
 	if err != nil {
 		return err
 	}

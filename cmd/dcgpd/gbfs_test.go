@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/stream/natsio"
 	"github.com/dcgpd/dcgpd/stream/stationstatus"
 )
 
@@ -22,7 +22,7 @@ import (
 // (timestamps of now) and an embedded NATS whose stream stores the status
 // subject, with the URL given by NATS_URL; it stops on cancellation.
 func TestGBFSCommand(t *testing.T) {
-	emb, err := stream.StartEmbedded("127.0.0.1:-1", t.TempDir(), zerolog.Nop())
+	emb, err := natsio.StartEmbedded("127.0.0.1:-1", t.TempDir(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/dcgpd/dcgpd/stream"
 	"github.com/dcgpd/dcgpd/stream/csvio"
+	"github.com/dcgpd/dcgpd/stream/natsio"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // runReplay publishes an observations CSV to a daemon's input subject as
@@ -63,7 +64,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	began := time.Now()
-	sent, err := stream.Replay(ctx, js, *model, bins, stream.ReplayOptions{Prefix: *prefix, Speed: *speed, Width: *bin, Single: *single, Watermark: *watermark})
+	sent, err := natsio.Replay(ctx, js, *model, bins, natsio.ReplayOptions{Prefix: *prefix, Speed: *speed, Width: *bin, Single: *single, Watermark: *watermark})
 	if err != nil {
 		return fmt.Errorf("after %d messages: %w", sent, err)
 	}
@@ -76,8 +77,8 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // order. Two rows of one product in one bin are an error (aggregate
 // them first): the daemon would refuse the second as a conflicting
 // duplicate.
-func replayBins(o *csvio.Obs, origin time.Time, width time.Duration) ([]stream.ReplayBin, int, error) {
-	var bins []stream.ReplayBin
+func replayBins(o *csvio.Obs, origin time.Time, width time.Duration) ([]natsio.ReplayBin, int, error) {
+	var bins []natsio.ReplayBin
 	seen := map[string]int{} // product → line, within the current bin
 	n := 0
 	for _, r := range o.Rows {
@@ -91,7 +92,7 @@ func replayBins(o *csvio.Obs, origin time.Time, width time.Duration) ([]stream.R
 		}
 		start := origin.Add(k * width).UTC()
 		if len(bins) == 0 || !bins[len(bins)-1].Start.Equal(start) {
-			bins = append(bins, stream.ReplayBin{Start: start})
+			bins = append(bins, natsio.ReplayBin{Start: start})
 			clear(seen)
 		}
 		if line, dup := seen[r.Product]; dup {
@@ -99,7 +100,7 @@ func replayBins(o *csvio.Obs, origin time.Time, width time.Duration) ([]stream.R
 				o.Name, r.Line, r.Product, line, start.Format(time.RFC3339), width)
 		}
 		seen[r.Product] = r.Line
-		ob := stream.Observation{Product: r.Product}
+		ob := wire.Observation{Product: r.Product}
 		if !math.IsInf(r.Supply, 1) {
 			u := r.Supply
 			ob.Supply = &u

@@ -10,7 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/daemon"
 )
 
 // runServe runs the daemon of a configuration file until SIGINT or
@@ -29,7 +30,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errUsage
 	}
-	cfg, err := stream.LoadConfig(*cfgPath)
+	cfg, err := config.LoadConfig(*cfgPath)
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cfg.Faults, err = faultsFromEnv(); err != nil {
 		return err
 	}
-	d, err := stream.New(cfg, log)
+	d, err := daemon.New(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // newLogger builds the zerolog logger a LogConfig asks for: JSON, or
 // human-readable console lines (auto: console when w is a terminal).
-func newLogger(w io.Writer, c stream.LogConfig) (zerolog.Logger, error) {
+func newLogger(w io.Writer, c config.LogConfig) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(c.Level)
 	if err != nil || c.Level == "" || lvl < zerolog.DebugLevel || lvl > zerolog.ErrorLevel {
 		return zerolog.Nop(), fmt.Errorf("log level %q: want debug, info, warn or error", c.Level)

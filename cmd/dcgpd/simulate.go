@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/dcgpd/dcgpd/internal/synth"
+	"github.com/dcgpd/dcgpd/internal/app/synth"
 )
 
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {

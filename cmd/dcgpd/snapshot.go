@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/snapshot"
-	"github.com/dcgpd/dcgpd/stream"
 )
 
 // runSnapshot is `dcgpd snapshot inspect FILE`: verify a snapshot and
@@ -34,8 +34,8 @@ func runSnapshot(_ context.Context, args []string, stdout, stderr io.Writer) err
 // faultsFromEnv reads DCGPD_FAULT_PAUSE ("snapshot=200ms,resmooth=1s"),
 // the delays a crash test injects so a kill lands inside a snapshot
 // write or a re-smooth.
-func faultsFromEnv() (stream.Faults, error) {
-	var f stream.Faults
+func faultsFromEnv() (config.Faults, error) {
+	var f config.Faults
 	v := os.Getenv("DCGPD_FAULT_PAUSE")
 	if v == "" {
 		return f, nil

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // runVersion prints the module version and VCS revision the binary was
@@ -19,7 +19,7 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	b := stream.ReadBuild()
+	b := wire.ReadBuild()
 	rev := b.Revision
 	if b.Modified {
 		rev += " (modified)"

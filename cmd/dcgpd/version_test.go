@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 func TestVersionCommand(t *testing.T) {
@@ -14,7 +14,7 @@ func TestVersionCommand(t *testing.T) {
 	if code := run(context.Background(), []string{"version"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	b := stream.ReadBuild()
+	b := wire.ReadBuild()
 	lines := strings.Split(out.String(), "\n")
 	if lines[0] != "dcgpd "+b.Version || !strings.HasPrefix(lines[1], "revision "+b.Revision) {
 		t.Errorf("version printed %q; build is %+v", out.String(), b)

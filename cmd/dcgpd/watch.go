@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // runWatch prints a daemon's estimates as they arrive, one line per
@@ -30,7 +30,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	switch *kind {
-	case stream.KindFiltered, stream.KindSmoothed, "all":
+	case wire.KindFiltered, wire.KindSmoothed, "all":
 	default:
 		fmt.Fprintf(stderr, "dcgpd watch: --kind %q: want filtered, smoothed or all\n", *kind)
 		return errUsage
@@ -59,7 +59,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		case <-ctx.Done():
 			return nil
 		case data := <-msgs:
-			var m stream.LatentMessage
+			var m wire.LatentMessage
 			if err := json.Unmarshal(data, &m); err != nil {
 				fmt.Fprintf(stderr, "dcgpd watch: undecodable message: %v\n", err)
 				continue
@@ -120,10 +120,10 @@ func watchSubject(ctx context.Context, nc *nats.Conn, subject string, history bo
 // formatLatent renders a latent message as one line per product: bin
 // start, model, kind and revision, product, mean, 90% band, the
 // observation marks, and the next bin's forecast when present.
-func formatLatent(m *stream.LatentMessage) string {
+func formatLatent(m *wire.LatentMessage) string {
 	var b strings.Builder
 	kind := m.Kind
-	if m.Kind == stream.KindSmoothed {
+	if m.Kind == wire.KindSmoothed {
 		kind = fmt.Sprintf("smoothed r%d", m.Revision)
 	}
 	head := fmt.Sprintf("%s  %s  %-12s", m.BinStart.UTC().Format(time.RFC3339), m.Model, kind)
@@ -131,10 +131,10 @@ func formatLatent(m *stream.LatentMessage) string {
 		fmt.Fprintf(&b, "%s  (no estimate: %s)\n", head, m.Missing)
 		return b.String()
 	}
-	var next map[string]stream.Estimate
+	var next map[string]wire.Estimate
 	for _, f := range m.Forecasts {
 		if f.Horizon == 1 {
-			next = make(map[string]stream.Estimate, len(f.Estimates))
+			next = make(map[string]wire.Estimate, len(f.Estimates))
 			for _, e := range f.Estimates {
 				next[e.Product] = e
 			}

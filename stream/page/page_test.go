@@ -1,0 +1,55 @@
+package page
+
+import (
+	"testing"
+	"time"
+
+	"github.com/dcgpd/dcgpd/stream/wire"
+)
+
+// TestPageRingBounded: the ring keeps the newest Bins estimated bins
+// with their observations, keeps observations that run ahead of the
+// estimates, and refuses bins beyond max_ahead or older than it keeps.
+func TestPageRingBounded(t *testing.T) {
+	const ahead = 50
+	g := newPageRing([]string{"a", "b"}, time.Hour, ahead)
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Hour) }
+	v := func(x float64) *float64 { return &x }
+	est := func(i int) *wire.LatentMessage {
+		return &wire.LatentMessage{Kind: "filtered", BinStart: at(i), BinEnd: at(i + 1),
+			Estimates: []wire.Estimate{{Product: "a", Mean: float64(i)}, {Product: "b", Mean: -float64(i)}}}
+	}
+	for i := 0; i < 500; i++ {
+		// Observations run 40 bins ahead of the estimates.
+		g.addObs(at(i+40), []wire.Observation{{Product: "a", Demand: v(float64(i + 40)), Supply: v(float64(i + 40))}, {Product: "zz", Demand: v(1)}})
+		if i < 40 {
+			g.addObs(at(i), []wire.Observation{{Product: "a", Demand: v(float64(i)), Supply: v(float64(i))}})
+		}
+		g.addLatent(est(i))
+	}
+	g.addObs(at(499+ahead+1), []wire.Observation{{Product: "a", Demand: v(1)}}) // beyond max_ahead
+	g.addObs(at(10), []wire.Observation{{Product: "a", Demand: v(1)}})          // older than every kept bin
+	g.addLatent(&wire.LatentMessage{Kind: "smoothed", Revision: 2, BinStart: at(450), Estimates: est(450).Estimates})
+	g.addLatent(&wire.LatentMessage{Kind: "smoothed", Revision: 1, BinStart: at(450), Estimates: est(1).Estimates})
+	if len(g.bins) != Bins+40 {
+		t.Fatalf("%d bins kept, want %d estimated + 40 ahead", len(g.bins), Bins)
+	}
+	m := g.export("m", t0)
+	bins := m.Products[0].Bins
+	if len(bins) != Bins || !bins[0].BinStart.Equal(at(500-Bins)) || !bins[len(bins)-1].BinStart.Equal(at(499)) {
+		t.Fatalf("exported %d bins from %v to %v", len(bins), bins[0].BinStart, bins[len(bins)-1].BinStart)
+	}
+	for j, b := range bins {
+		i := 500 - Bins + j
+		if b.Demand == nil || *b.Demand != float64(i) || !b.Censored || b.Filtered == nil || b.Filtered.Mean != float64(i) {
+			t.Fatalf("bin %d: %+v", i, b)
+		}
+		if m.Products[1].Bins[j].Demand != nil || m.Products[1].Bins[j].Filtered.Mean != -float64(i) {
+			t.Fatalf("product b, bin %d: %+v", i, m.Products[1].Bins[j])
+		}
+		if (b.Smoothed != nil) != (i == 450) || i == 450 && (b.Revision != 2 || b.Smoothed.Mean != 450) {
+			t.Fatalf("bin %d: smoothed %+v revision %d", i, b.Smoothed, b.Revision)
+		}
+	}
+}
