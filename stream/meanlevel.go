@@ -87,19 +87,3 @@ func shiftSite(nat1, nat2, delta []float64) {
 		nat1[k] -= s
 	}
 }
-
-// meanFor returns the job's smoothed mean of bin i relative to the prior
-// mean the runner publishes with until the swap (the one the job started
-// with), so the published f is the job's: its smoothed revisions go out
-// before its level is swapped in.
-func (res *resmoothResult) meanFor(i int) []float64 {
-	if res.scale == nil {
-		return res.mean[i]
-	}
-	t := res.job.bins[i].T
-	out := slices.Clone(res.mean[i])
-	for k := range out {
-		out[k] += res.cells.MeanAt(t, k) - res.job.cells.MeanAt(t, k)
-	}
-	return out
-}

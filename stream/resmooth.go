@@ -203,7 +203,7 @@ func (r *Runner) finishJob(res *resmoothResult) {
 	for i, jb := range res.job.bins {
 		msg := wire.LatentMessage{Schema: wire.SchemaVersion, Model: r.cfg.Name, Kind: wire.KindSmoothed, Revision: pj.revision,
 			BinStart: jb.Start.UTC(), BinEnd: jb.Start.Add(r.cfg.Bin.Duration).UTC(),
-			Estimates: r.estimates(res.lik, jb.T, res.meanFor(i), res.vars[i], jb.Obs)}
+			Estimates: r.estimatesWith(res.cells, res.lik, jb.T, res.mean[i], res.vars[i], jb.Obs)}
 		r.publish(msg.MsgID(), wire.MarshalLatent(&msg), nil)
 	}
 	r.log.Debug().Int("bins", len(res.job.bins)).Int("revision", pj.revision).Int("cvi_steps", res.steps).Dur("took", res.duration).Msg("re-smoothed")

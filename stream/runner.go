@@ -463,7 +463,13 @@ func (r *Runner) subject() string { return r.prefix + ".latent." + r.cfg.Name }
 // for the online path, the re-smooth's own for its smoothed revisions (a
 // re-learn moves it before the swap installs it).
 func (r *Runner) estimates(lik cvi.Likelihood, t float64, mean, vars []float64, obs []cvi.Obs) []wire.Estimate {
-	cells := r.built.Boundary()
+	return r.estimatesWith(r.built.Boundary(), lik, t, mean, vars, obs)
+}
+
+// estimatesWith is estimates with the prior mean and levels cells the
+// moments are relative to: the runner's, or a re-smooth's whose prior
+// mean level moved (published before the swap installs it).
+func (r *Runner) estimatesWith(cells spec.Boundary, lik cvi.Likelihood, t float64, mean, vars []float64, obs []cvi.Obs) []wire.Estimate {
 	out := make([]wire.Estimate, len(mean))
 	for k, name := range r.prods.Names {
 		noise := cvi.NoiseVarianceAt(lik, cells.LevelAt(t, k))
@@ -474,7 +480,7 @@ func (r *Runner) estimates(lik cvi.Likelihood, t float64, mean, vars []float64, 
 		}
 	}
 	if obs != nil {
-		r.realisedDemand(lik, t, mean, vars, obs, out)
+		r.realisedDemand(cells, lik, t, mean, vars, obs, out)
 	}
 	return out
 }
@@ -485,10 +491,9 @@ func (r *Runner) estimates(lik cvi.Likelihood, t float64, mean, vars []float64, 
 // the prior mean added back. A likelihood without it (the count ones), or
 // a cell whose value is not finite, leaves the fields out: a NaN would
 // make the whole message missing.
-func (r *Runner) realisedDemand(lik cvi.Likelihood, t float64, mean, vars []float64, obs []cvi.Obs, out []wire.Estimate) {
+func (r *Runner) realisedDemand(cells spec.Boundary, lik cvi.Likelihood, t float64, mean, vars []float64, obs []cvi.Obs, out []wire.Estimate) {
 	n := len(out)
 	shifted := append([]cvi.Obs(nil), obs...)
-	cells := r.built.Boundary()
 	cells.Prepare(t, shifted)
 	buf := make([]float64, 2*n)
 	dm, dv := buf[:n], buf[n:]
