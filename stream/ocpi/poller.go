@@ -1,0 +1,333 @@
+package ocpi
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/dcgpd/dcgpd/internal/charging"
+)
+
+// Config configures a Poller.
+type Config struct {
+	// URL is the locations endpoint (…/ocpi/2.2.1/locations).
+	URL string
+	// Token is the OCPI credentials token; it is sent base64-encoded as
+	// `Authorization: Token <base64>` (OCPI 2.2). Empty: no header.
+	Token string
+	// Interval between polls; Timeout bounds each page's request.
+	Interval, Timeout time.Duration
+	// Limit is the page size asked for (the `limit` parameter; 0: the
+	// server's default).
+	Limit int
+	// MaxAge refuses a response whose timestamp is older (0: no check).
+	MaxAge time.Duration
+	// MaxPages bounds one poll's pages (a Link loop is an error).
+	MaxPages int
+}
+
+// DefaultConfig polls once a minute, 10 s per page, pages of 100, at
+// most 1,000 pages, responses at most 10 minutes old.
+func DefaultConfig() Config {
+	return Config{Interval: time.Minute, Timeout: 10 * time.Second, Limit: 100, MaxAge: 10 * time.Minute, MaxPages: 1000}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	u, err := url.Parse(c.URL)
+	switch {
+	case err != nil:
+		return fmt.Errorf("ocpi: url: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return fmt.Errorf("ocpi: url %q is not an http(s) URL", c.URL)
+	case c.Interval <= 0 || c.Timeout <= 0:
+		return fmt.Errorf("ocpi: interval %v and timeout %v must be positive", c.Interval, c.Timeout)
+	case c.Limit < 0 || c.MaxAge < 0 || c.MaxPages < 1:
+		return fmt.Errorf("ocpi: limit %d, max_age %v, max_pages %d out of range", c.Limit, c.MaxAge, c.MaxPages)
+	}
+	return nil
+}
+
+// Publisher receives the statuses that changed since the last poll. An
+// error keeps them pending: the next poll offers them again.
+type Publisher interface {
+	Publish(ctx context.Context, statuses []charging.StatusEvent) error
+}
+
+// Poll outcomes and failure reasons (the metrics' labels).
+const (
+	OutcomeOK        = "ok"
+	ReasonTransport  = "transport"
+	ReasonTimeout    = "timeout"
+	ReasonHTTPStatus = "http_status"
+	ReasonMalformed  = "malformed"
+	ReasonOCPIStatus = "ocpi_status"
+	ReasonStaleResp  = "stale_response"
+	ReasonPagination = "pagination"
+	ReasonPublish    = "publish"
+)
+
+// Metrics count polls by outcome and refused EVSEs by reason.
+type Metrics struct {
+	polls     *prometheus.CounterVec
+	refused   *prometheus.CounterVec
+	published prometheus.Counter
+}
+
+// NewMetrics registers the adapter's metrics with reg (nil: a private
+// registry): dcgpd_ocpi_polls_total{outcome}, dcgpd_ocpi_evse_refused_total{reason},
+// dcgpd_ocpi_statuses_published_total.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m := &Metrics{
+		polls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_ocpi_polls_total",
+			Help: "OCPI locations polls by outcome: ok or the failure's reason."}, []string{"outcome"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_ocpi_evse_refused_total",
+			Help: "EVSE statuses refused from accepted pages, by reason."}, []string{"reason"}),
+		published: prometheus.NewCounter(prometheus.CounterOpts{Name: "dcgpd_ocpi_statuses_published_total",
+			Help: "EVSE statuses handed to the publisher."}),
+	}
+	reg.MustRegister(m.polls, m.refused, m.published)
+	return m
+}
+
+// Poller polls an OCPI locations endpoint. It is used by one goroutine.
+type Poller struct {
+	cfg     Config
+	client  *http.Client
+	pub     Publisher
+	log     zerolog.Logger
+	metrics *Metrics
+	now     func() time.Time
+	// last holds each EVSE's last published status (key site + "\x00" + evse).
+	last map[string]charging.StatusEvent
+}
+
+// NewPoller validates cfg and returns a poller publishing to pub.
+func NewPoller(cfg Config, pub Publisher, log zerolog.Logger, m *Metrics) (*Poller, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	return &Poller{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}, pub: pub, log: log, metrics: m,
+		now: time.Now, last: map[string]charging.StatusEvent{}}, nil
+}
+
+// PollError is a failed poll: Reason is its metrics label.
+type PollError struct {
+	Reason string
+	Err    error
+}
+
+func (e *PollError) Error() string { return fmt.Sprintf("ocpi poll (%s): %v", e.Reason, e.Err) }
+func (e *PollError) Unwrap() error { return e.Err }
+
+// Result is what one successful poll did.
+type Result struct {
+	Pages, Locations, Published int
+	Problems                    []Problem
+}
+
+// Run polls every Interval until ctx is cancelled; a failed poll is
+// logged and counted and the next one goes ahead. It returns ctx's error.
+func (p *Poller) Run(ctx context.Context) error {
+	t := time.NewTicker(p.cfg.Interval)
+	defer t.Stop()
+	for {
+		if _, err := p.Poll(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn().Err(err).Str("url", p.cfg.URL).Msg("OCPI poll failed; retrying at the next interval")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Poll fetches every page once and publishes the statuses that changed.
+// Nothing is published unless every page was read: a failed poll leaves
+// the published state as it was.
+func (p *Poller) Poll(ctx context.Context) (Result, error) {
+	res, err := p.poll(ctx)
+	if err != nil {
+		var pe *PollError
+		reason := ReasonTransport
+		if errors.As(err, &pe) {
+			reason = pe.Reason
+		}
+		p.metrics.polls.WithLabelValues(reason).Inc()
+		return res, err
+	}
+	p.metrics.polls.WithLabelValues(OutcomeOK).Inc()
+	return res, nil
+}
+
+func (p *Poller) poll(ctx context.Context) (Result, error) {
+	var res Result
+	var all []charging.StatusEvent
+	next, err := p.firstURL()
+	if err != nil {
+		return res, &PollError{ReasonTransport, err}
+	}
+	total := -1
+	for next != "" {
+		if res.Pages == p.cfg.MaxPages {
+			return res, &PollError{ReasonPagination, fmt.Errorf("more than %d pages (a Link loop?)", p.cfg.MaxPages)}
+		}
+		page, hdr, err := p.fetch(ctx, next)
+		if err != nil {
+			return res, err
+		}
+		res.Pages++
+		res.Locations += page.Locations
+		all = append(all, page.Statuses...)
+		res.Problems = append(res.Problems, page.Problems...)
+		if tc := hdr.Get("X-Total-Count"); tc != "" {
+			if total, err = strconv.Atoi(tc); err != nil || total < 0 {
+				return res, &PollError{ReasonPagination, fmt.Errorf("X-Total-Count %q is not a count", tc)}
+			}
+		}
+		if next, err = nextLink(hdr, next); err != nil {
+			return res, &PollError{ReasonPagination, err}
+		}
+	}
+	if total >= 0 && res.Locations != total {
+		return res, &PollError{ReasonPagination, fmt.Errorf("read %d locations, X-Total-Count says %d", res.Locations, total)}
+	}
+	changed := p.changes(all, &res)
+	for _, pr := range res.Problems {
+		p.metrics.refused.WithLabelValues(pr.Reason).Inc()
+		p.log.Warn().Str("location", pr.Location).Str("evse", pr.EVSE).Str("reason", pr.Reason).Str("detail", pr.Detail).Msg("OCPI EVSE status refused")
+	}
+	if len(changed) == 0 {
+		return res, nil
+	}
+	if err := p.pub.Publish(ctx, changed); err != nil {
+		return res, &PollError{ReasonPublish, err}
+	}
+	for _, s := range changed {
+		p.last[s.Site+"\x00"+s.EVSE] = s
+	}
+	res.Published = len(changed)
+	p.metrics.published.Add(float64(len(changed)))
+	return res, nil
+}
+
+// changes returns the statuses that differ from the last published ones
+// (in status or time); one older than the last published is refused as
+// stale.
+func (p *Poller) changes(all []charging.StatusEvent, res *Result) []charging.StatusEvent {
+	var out []charging.StatusEvent
+	for _, s := range all {
+		prev, ok := p.last[s.Site+"\x00"+s.EVSE]
+		switch {
+		case ok && s.At.Before(prev.At):
+			res.Problems = append(res.Problems, Problem{Location: s.Site, EVSE: s.EVSE, Reason: ReasonStale,
+				Detail: fmt.Sprintf("last_updated %s before the %s already published", s.At.Format(time.RFC3339), prev.At.Format(time.RFC3339))})
+		case ok && s.At.Equal(prev.At) && s.Status == prev.Status:
+		default:
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (p *Poller) firstURL() (string, error) {
+	u, err := url.Parse(p.cfg.URL)
+	if err != nil {
+		return "", err
+	}
+	if p.cfg.Limit > 0 {
+		q := u.Query()
+		q.Set("limit", strconv.Itoa(p.cfg.Limit))
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), nil
+}
+
+// fetch GETs one page and decodes it.
+func (p *Poller) fetch(ctx context.Context, u string) (*Page, http.Header, error) {
+	rctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, nil, &PollError{ReasonTransport, err}
+	}
+	if p.cfg.Token != "" {
+		req.Header.Set("Authorization", "Token "+base64.StdEncoding.EncodeToString([]byte(p.cfg.Token)))
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+			return nil, nil, &PollError{ReasonTimeout, fmt.Errorf("GET %s: %w", u, err)}
+		}
+		return nil, nil, &PollError{ReasonTransport, fmt.Errorf("GET %s: %w", u, err)}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxPageBytes+1))
+	if err != nil {
+		reason := ReasonTransport
+		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+			reason = ReasonTimeout
+		}
+		return nil, nil, &PollError{reason, fmt.Errorf("GET %s: reading the body: %w", u, err)}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, nil, &PollError{ReasonHTTPStatus, fmt.Errorf("GET %s: HTTP %d: %.200s", u, resp.StatusCode, body)}
+	}
+	page, err := Decode(body, p.now(), p.cfg.MaxAge)
+	if err != nil {
+		reason := ReasonMalformed
+		switch {
+		case errors.Is(err, ErrStatus):
+			reason = ReasonOCPIStatus
+		case errors.Is(err, ErrStale):
+			reason = ReasonStaleResp
+		}
+		return nil, nil, &PollError{reason, fmt.Errorf("GET %s: %w", u, err)}
+	}
+	return page, resp.Header, nil
+}
+
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.As(err, &te) && te.Timeout()
+}
+
+// linkNext matches the rel="next" target of a Link header.
+var linkNext = regexp.MustCompile(`<([^>]*)>\s*;\s*rel="?next"?`)
+
+// nextLink returns the absolute URL of the Link header's next page, or ""
+// on the last page.
+func nextLink(h http.Header, base string) (string, error) {
+	for _, l := range h.Values("Link") {
+		if m := linkNext.FindStringSubmatch(l); m != nil {
+			b, err := url.Parse(base)
+			if err != nil {
+				return "", err
+			}
+			n, err := b.Parse(m[1])
+			if err != nil {
+				return "", fmt.Errorf("the Link header's next %q: %w", m[1], err)
+			}
+			return n.String(), nil
+		}
+	}
+	return "", nil
+}
