@@ -8,10 +8,10 @@ import (
 )
 
 // Unmet is the demand a product turned away in one bin and where it went:
-// Mean and Var are the mean and variance of max(y* − u, 0), y* the
-// realised demand (RealisedDemand) and u the supply; To[i] receives
-// T_kj·Mean for neighbour Dest[i] = j, Lost the sink's share (with no
-// neighbour, all of it).
+// Mean and Var are the posterior mean and variance of max(f − u, 0), the
+// excess of the latent demand f over the supply u that the diffusion
+// moves; To[i] is the part T_kj·Mean sent to neighbour Dest[i] = j, Lost
+// the sink's share (with no neighbour, all of it).
 type Unmet struct {
 	Mean, Var float64
 	Dest      []int
@@ -40,24 +40,32 @@ func ExcessMoments(m, v, u float64) (mean, variance float64) {
 	return mean, math.Max(second-mean*mean, 0)
 }
 
-// UnmetDemand fills dst[k] for the bin's products: for a censored
-// observation, the moments of max(y*_k − u_k, 0) with y*_k taken as
-// N(dmean[k], dvar[k]) (RealisedDemand's moments), split over T's row k
-// and its sink; for any other cell (not full: nobody turned away) zero.
-// t may be nil (no neighbours: everything turned away is lost).
-func UnmetDemand(t *diffusion.Transition, obs []Obs, dmean, dvar []float64, dst []Unmet) error {
+// UnmetDemand fills dst[k] for the bin's products from the posterior
+// marginals N(mean[k], vars[k]) of the latent demand f: a product that
+// was full (a censored observation, or no observation with a finite
+// supply: a site that served nobody while full) turned away
+// max(f_k − u_k, 0), split over T's row k and its sink; any other cell
+// (supply to spare) turned nobody away. t may be nil (no neighbours:
+// everything turned away is lost).
+//
+// The excess is taken of f, not of f + ε: the noise stands for the
+// scatter of counts around their mean, and a count's excess over a supply
+// of 0 has the mean of f, where f + ε's positive part would add the
+// noise's.
+func UnmetDemand(t *diffusion.Transition, obs []Obs, mean, vars []float64, dst []Unmet) error {
 	n := len(obs)
-	if len(dmean) != n || len(dvar) != n || len(dst) != n || (t != nil && t.N() != n) {
-		return fmt.Errorf("cvi: unmet demand of %d observations with %d means, %d variances, %d outputs", n, len(dmean), len(dvar), len(dst))
+	if len(mean) != n || len(vars) != n || len(dst) != n || (t != nil && t.N() != n) {
+		return fmt.Errorf("cvi: unmet demand of %d observations with %d means, %d variances, %d outputs", n, len(mean), len(vars), len(dst))
 	}
 	for k, o := range obs {
 		u := &dst[k]
 		u.Mean, u.Var, u.Lost = 0, 0, 0
 		u.Dest, u.To = u.Dest[:0], u.To[:0]
-		if math.IsNaN(o.Y) || !o.Censored {
+		full := o.Censored && !math.IsNaN(o.Y) || math.IsNaN(o.Y) && !math.IsInf(o.Supply, 1)
+		if !full {
 			continue
 		}
-		u.Mean, u.Var = ExcessMoments(dmean[k], dvar[k], o.Supply)
+		u.Mean, u.Var = ExcessMoments(mean[k], vars[k], o.Supply)
 		sink := 1.0
 		if t != nil {
 			cols, probs := t.Row(k)

@@ -42,28 +42,31 @@ func TestExcessMomentsMonteCarlo(t *testing.T) {
 	}
 }
 
-// TestUnmetDemandMonteCarlo draws the realised demand of three products,
+// TestUnmetDemandMonteCarlo draws the latent demand of four products,
 // sends each censored product's excess over T's row and to the sink, and
 // compares the mean flows with UnmetDemand's (4 standard errors).
 func TestUnmetDemandMonteCarlo(t *testing.T) {
-	feats := [][]float64{{0, 0}, {1, 0}, {0, 2}}
+	feats := [][]float64{{0, 0}, {1, 0}, {0, 2}, {1, 1}}
 	tr, err := diffusion.NewTransition(feats, 1.5, 0.3, diffusion.GraphOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs := []Obs{{Y: 2, Supply: 2, Censored: true}, {Y: 1, Supply: 3}, {Y: 4, Supply: 4, Censored: true}}
-	dm, dv := []float64{2.6, 1, 4.2}, []float64{0.8, 0.5, 1.5}
-	dst := make([]Unmet, 3)
+	// A censored product, one with supply to spare, another censored,
+	// and one full that served nobody (no observation, supply 0).
+	obs := []Obs{{Y: 2, Supply: 2, Censored: true}, {Y: 1, Supply: 3}, {Y: 4, Supply: 4, Censored: true}, {Y: math.NaN(), Supply: 0}}
+	dm, dv := []float64{2.6, 1, 4.2, 0.3}, []float64{0.8, 0.5, 1.5, 0.1}
+	full := []bool{true, false, true, true}
+	dst := make([]Unmet, 4)
 	if err := UnmetDemand(tr, obs, dm, dv, dst); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 5))
 	const n = 1_000_000
-	var flow [3][3]float64 // flow[k][j]: from k to j
-	var lost, lost2 [3]float64
+	var flow [4][4]float64 // flow[k][j]: from k to j
+	var lost, lost2 [4]float64
 	for i := 0; i < n; i++ {
 		for k, o := range obs {
-			if !o.Censored {
+			if !full[k] {
 				continue
 			}
 			e := math.Max(dm[k]+math.Sqrt(dv[k])*rng.NormFloat64()-o.Supply, 0)
@@ -77,7 +80,7 @@ func TestUnmetDemandMonteCarlo(t *testing.T) {
 	}
 	for k := range obs {
 		u := dst[k]
-		if !obs[k].Censored {
+		if !full[k] {
 			if u.Mean != 0 || u.Lost != 0 || len(u.To) != 0 {
 				t.Errorf("product %d is not censored but turned away %+v", k, u)
 			}

@@ -16,7 +16,7 @@ import (
 const SchemaVersion = 1
 
 // StatusMessage is one EVSE status as published on
-// <prefix>.status.<model>: site is the OCPI location id (the model's
+// <prefix>.evse.<model>: site is the OCPI location id (the model's
 // product), at the status's last_updated.
 type StatusMessage struct {
 	Schema int       `json:"schema"`
@@ -42,9 +42,9 @@ type NATSPublisher struct {
 	Model   string
 }
 
-// NewNATSPublisher publishes on prefix.status.model.
+// NewNATSPublisher publishes on prefix.evse.model.
 func NewNATSPublisher(conn MsgPublisher, prefix, model string) *NATSPublisher {
-	return &NATSPublisher{Conn: conn, Subject: prefix + ".status." + model, Model: model}
+	return &NATSPublisher{Conn: conn, Subject: prefix + ".evse." + model, Model: model}
 }
 
 // Publish implements Publisher; it stops at the first failure (the

@@ -33,7 +33,7 @@ func TestNATSPublisher(t *testing.T) {
 	if err := p.Publish(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
-	if len(rc.msgs) != 1 || rc.msgs[0].Subject != "dcgp.status.ev" {
+	if len(rc.msgs) != 1 || rc.msgs[0].Subject != "dcgp.evse.ev" {
 		t.Fatalf("messages %v", rc.msgs)
 	}
 	var m StatusMessage

@@ -297,3 +297,24 @@ func FuzzReadSessions(f *testing.F) {
 		}
 	})
 }
+
+func TestWriteObs(t *testing.T) {
+	tb := &Table{Sites: []Site{{Name: "a", Pool: 1}}, Origin: t0, Width: 5 * time.Minute, Cells: [][]Cell{
+		{{Served: 1, Supply: 2}},
+		{{Served: 1, Supply: 1, Censored: true}},
+		{{Served: 0, Supply: 0, Censored: true}},
+		{{Served: 0, Supply: 1}},
+	}}
+	var b bytes.Buffer
+	if err := tb.WriteObs(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "time,product,demand,supply,censored\n" +
+		"2024-05-06T08:00:00Z,a,1,2,0\n" +
+		"2024-05-06T08:05:00Z,a,1,1,1\n" +
+		"2024-05-06T08:10:00Z,a,,0,0\n" +
+		"2024-05-06T08:15:00Z,a,0,1,0\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

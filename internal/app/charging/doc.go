@@ -24,7 +24,8 @@
 // charger status alone; its supply is then the served count (the demand
 // was at least that). An uncensored bin's supply is the number of
 // arrivals the site could have served: chargers free at its start plus
-// those freed during it.
+// those freed during it. A full bin with nobody served is written as no
+// observation with supply 0 (Cell.Observation says why).
 //
 // Simulated sessions of the same shape (Synthesize) stand in for the real
 // records where those may not be shipped.

@@ -10,11 +10,32 @@ import (
 
 // WriteObs writes the table as an observations CSV (time, product,
 // demand, supply, censored) that `dcgpd fit`, `backtest` and `replay`
-// read: the served starts as the demand.
+// read: the served starts as the demand, censored where the site was
+// full. A full bin in which the site served nobody is written with no
+// demand and supply 0 (see Cell.Observation).
 func (t *Table) WriteObs(w io.Writer) error {
 	return t.write(w, []string{"time", "product", "demand", "supply", "censored"}, func(c *Cell) []string {
-		return []string{strconv.Itoa(c.Served), strconv.Itoa(c.Supply), boolDigit(c.Censored)}
+		y, ok, censored := c.Observation()
+		demand := ""
+		if ok {
+			demand = strconv.Itoa(y)
+		}
+		return []string{demand, strconv.Itoa(c.Supply), boolDigit(censored)}
 	})
+}
+
+// Observation is what the cell tells the model: the served count y, ok =
+// false where there is no observation, and whether it is censored. A
+// full bin in which nobody was served says only that the demand was at
+// least 0, which a count always is, but a Gaussian-noise Tobit term
+// would read as evidence of demand (P(f + ε ≥ 0) grows with f): it is
+// left unobserved, its supply 0 (everything the site's own drivers
+// wanted went to its neighbours or was lost).
+func (c *Cell) Observation() (y int, ok, censored bool) {
+	if c.Censored && c.Served == 0 {
+		return 0, false, false
+	}
+	return c.Served, true, c.Censored
 }
 
 // WriteTruth writes the truth CSV: true_demand (the site's own arrivals)
