@@ -2,12 +2,22 @@ package test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/dcgpd/dcgpd/internal/charging"
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/diffusion"
+	"github.com/dcgpd/dcgpd/internal/app/backtest"
+	"github.com/dcgpd/dcgpd/internal/app/charging"
+	"github.com/dcgpd/dcgpd/stream/csvio"
 )
 
 // evSites are the three sites the EV examples and the ACN-derived run
@@ -89,4 +99,258 @@ func TestEV5minExample(t *testing.T) {
 		}
 	}
 	t.Logf("%d cells, %d censored (%.1f%%); %d arrivals, %d served, %d turned away, %d lost", cells, censored, 100*float64(censored)/float64(cells), arrivals, served, turned, lost)
+}
+
+// acnSessions is ACN-Data's Caltech garage, May to September 2021 (read
+// only, never shipped: its terms are ACN-Data's), beside the repository;
+// DCGPD_EV_SESSIONS names another copy.
+func acnSessions() string {
+	if p := os.Getenv("DCGPD_EV_SESSIONS"); p != "" {
+		return p
+	}
+	return "../../shared/data-raw/acn_caltech_ev_2021/sessions.csv"
+}
+
+// evHorizons are the horizons the EV backtest scores: 5, 15, 30 and 60
+// minutes and one day of 5-minute bins.
+var evHorizons = []int{1, 3, 6, 12, 288}
+
+// TestLongEVCharging is the EV must-show on real arrivals: ACN-Data's
+// 2,114 Caltech sessions, the chargers grouped into evSites under
+// evProtocol (docs/ev-charging.md), in 5-minute bins; the model of
+// examples/ev-5min as fitted there (on the simulated garage; not
+// re-learned on these data) streamed through the daemon's runner from 23
+// Aug 2021 (daily re-smooths of 576 bins) and scored from 30 Aug to 12
+// Sep, horizons 1, 3, 6, 12 and 288 bins, against the baselines on all
+// and on censored cells; the nowcast of the bins in which a site was
+// full; then the drivers turned away per site and day (cvi.UnmetDemand
+// on the filtered latent demand) against the simulation's count, with
+// 90% intervals.
+func TestLongEVCharging(t *testing.T) {
+	if os.Getenv("DCGPD_LONG") != "1" {
+		t.Skip("long mode: DCGPD_LONG=1 runs it (CI does)")
+	}
+	path := acnSessions()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Skipf("SKIPPED: the ACN-Data sessions are not here (%v); they are read from ../shared (or DCGPD_EV_SESSIONS) and never shipped", err)
+	}
+	ss, err := charging.ReadSessions(f, path)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := charging.GroupChargers(charging.Chargers(ss), evSites())
+	out, err := charging.Simulate(ss, n, evProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2021, 8, 23, 0, 0, 0, 0, time.UTC)
+	const days, trainDays = 21, 7
+	tb, err := out.Bins(start, 5*time.Minute, days*288)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obsCSV, truthCSV, prodCSV bytes.Buffer
+	for _, w := range []error{tb.WriteObs(&obsCSV), tb.WriteTruth(&truthCSV), tb.WriteProducts(&prodCSV)} {
+		if w != nil {
+			t.Fatal(w)
+		}
+	}
+	obs, err := csvio.ReadObs(&obsCSV, "acn obs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prods, err := csvio.ReadProducts(&prodCSV, "acn products")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := spec.Load("../examples/ev-5min/model.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	learn := false
+	sp.Fit.Learn = &learn
+	truth := truthCSV.String()
+	rs := config.DefaultModelConfig().Resmooth
+	rs.EveryBins, rs.Window = 288, 576
+	o := backtest.Options{Spec: sp, Obs: obs, Products: prods, Bin: 5 * time.Minute, Origin: start,
+		EvalFrom: start.Add(trainDays * 24 * time.Hour), Horizon: 288, Horizons: evHorizons, Weeks: 2, Resmooth: &rs,
+		Truth: func(g *backtest.Grid) error { return backtest.ReadTruth(strings.NewReader(truth), "acn truth", g) }}
+	res, err := o.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	if err := res.Report.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("learned in %.1fs, streamed in %.1fs\n%s", res.Learn.Seconds(), res.Stream.Seconds(), table.String())
+	evCensoring(t, tb, trainDays*288)
+	evForecastMustShow(t, res.Report)
+	evFullNowcast(t, tb, res, trainDays*288)
+	evLostMustShow(t, tb, res, trainDays*288)
+}
+
+// evCensoring logs how censored the evaluated span is.
+func evCensoring(t *testing.T, tb *charging.Table, from int) {
+	var cells, censored, arrivals, turned, lost int
+	for _, row := range tb.Cells[from:] {
+		for _, c := range row {
+			cells++
+			arrivals += c.Arrivals
+			turned += c.TurnedAway
+			lost += c.Lost
+			if c.Censored {
+				censored++
+			}
+		}
+	}
+	t.Logf("evaluated span: %d cells, %d censored (%.1f%%); %d arrivals, %d turned away, %d of them lost", cells, censored, 100*float64(censored)/float64(cells), arrivals, turned, lost)
+	if turned == 0 {
+		t.Fatal("nobody was turned away: the pools never filled and the test checks nothing")
+	}
+}
+
+// evForecastMustShow asserts the forecasts' RMSE at or below the best
+// baseline's at every horizon on all cells, and reports the censored
+// cells and the nowcast.
+func evForecastMustShow(t *testing.T, rep *backtest.Report) {
+	for _, sub := range []string{backtest.All, backtest.Censored} {
+		for _, h := range evHorizons {
+			m := rep.Find(backtest.ModelName, sub, h)
+			if m == nil {
+				t.Fatalf("no %s row at h=%d", sub, h)
+			}
+			best, bestName := math.Inf(1), ""
+			for _, b := range baselineNames {
+				if r := rep.Find(b, sub, h); r != nil && r.Score.N > 0 && r.Score.RMSE() < best {
+					best, bestName = r.Score.RMSE(), b
+				}
+			}
+			verdict := "at or below"
+			if m.Score.RMSE() > best {
+				verdict = "ABOVE"
+			}
+			t.Logf("%s h=%d: RMSE %.4f %s the best baseline's %.4f (%s); 90%% coverage %.3f over %d cells", sub, h, m.Score.RMSE(), verdict, best, bestName, m.Score.Coverage(), m.Score.N)
+			if sub == backtest.All && m.Score.RMSE() > best {
+				t.Errorf("all cells h=%d: RMSE %.4f above the best baseline's %.4f (%s)", h, m.Score.RMSE(), best, bestName)
+			}
+		}
+	}
+	for _, name := range []string{backtest.ModelName, backtest.LatentName, backtest.ObservedName} {
+		if r := rep.Find(name, backtest.Censored, 0); r != nil && r.Score.N > 0 {
+			t.Logf("censored-bin nowcast (%d cells), %s: RMSE %.4f, 90%% coverage %.3f", r.Score.N, name, r.Score.RMSE(), r.Score.Coverage())
+		}
+	}
+}
+
+// evFullNowcast scores, over the bins in which a site was full (observed
+// or not: a full bin with nobody served is sent unobserved), the filtered
+// latent mean and the realised demand against the site's arrivals, next
+// to the served count an operator sees.
+func evFullNowcast(t *testing.T, tb *charging.Table, res *backtest.Result, from int) {
+	fc := res.Forecasts
+	var n int
+	var seLatent, seDemand, seObserved float64
+	for b := from; b < len(tb.Cells); b++ {
+		o := b - fc.From
+		for k, c := range tb.Cells[b] {
+			if !c.Censored || math.IsNaN(fc.Mean[0][o][k]) || math.IsNaN(fc.Demand[o][k]) {
+				continue
+			}
+			truth := float64(c.Arrivals)
+			n++
+			seLatent += sq(math.Max(fc.Mean[0][o][k], 0) - truth)
+			seDemand += sq(math.Max(fc.Demand[o][k], 0) - truth)
+			seObserved += sq(float64(c.Served) - truth)
+		}
+	}
+	rl, rd, ro := math.Sqrt(seLatent/float64(n)), math.Sqrt(seDemand/float64(n)), math.Sqrt(seObserved/float64(n))
+	t.Logf("nowcast of the %d full site-bins: latent mean RMSE %.4f, realised demand %.4f, served count %.4f", n, rl, rd, ro)
+	if rl >= ro {
+		t.Logf("must-show NOT MET: on the full site-bins the latent-demand RMSE %.4f is not below the served count's %.4f", rl, ro)
+	}
+}
+
+func sq(x float64) float64 { return x * x }
+
+// evLostMustShow compares, per site and evaluated day, the drivers turned
+// away that the filtered latent demand implies (Σ E[max(f − u, 0)] over
+// the full bins) with the simulation's count. Its 90% interval adds to
+// the posterior variance the count's own scatter, taken as Poisson (the
+// variance of a count of arrivals is its mean), and assumes the bins
+// independent.
+func evLostMustShow(t *testing.T, tb *charging.Table, res *backtest.Result, from int) {
+	g, fc := res.Grid, res.Forecasts
+	np := len(g.Products)
+	feats := make([][]float64, np)
+	for k, s := range tb.Sites {
+		feats[k] = []float64{s.Lat, s.Lon}
+	}
+	ell, sink := res.Model.Model.Diffusion.Lengthscale, res.Model.Model.Diffusion.Sink
+	tr, err := diffusion.NewTransition(feats, ell, sink, diffusion.GraphOptions{Metric: diffusion.GreatCircle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ndays := (g.Len() - from) / 288
+	type acc struct{ mean, vr, lost, truth, truthLost float64 }
+	days := make([][]acc, ndays)
+	for d := range days {
+		days[d] = make([]acc, np)
+	}
+	obs := make([]cvi.Obs, np)
+	dm, dv := make([]float64, np), make([]float64, np)
+	noise := res.Model.Model.NoiseVariance
+	un := make([]cvi.Unmet, np)
+	for b := from; b < from+ndays*288; b++ {
+		o := b - fc.From
+		for k := 0; k < np; k++ {
+			obs[k] = cvi.Obs{Y: g.Y[b][k], Supply: g.Supply[b][k], Censored: g.Censored[b][k]}
+			dm[k], dv[k] = fc.Mean[0][o][k], math.Max(fc.PredVar[0][o][k]-noise, 0)
+		}
+		if err := cvi.UnmetDemand(tr, obs, dm, dv, un); err != nil {
+			t.Fatal(err)
+		}
+		d := (b - from) / 288
+		for k := 0; k < np; k++ {
+			if math.IsNaN(un[k].Mean) {
+				t.Fatalf("bin %d product %d: turned-away estimate is NaN (latent mean %v var %v)", b, k, dm[k], dv[k])
+			}
+			a := &days[d][k]
+			a.mean += un[k].Mean
+			a.vr += un[k].Var
+			a.lost += un[k].Lost
+			c := tb.Cells[b][k]
+			a.truth += float64(c.TurnedAway)
+			a.truthLost += float64(c.Lost)
+		}
+	}
+	var covered, n int
+	var se, seZero, sumEst, sumTruth float64
+	var lines []string
+	for d := range days {
+		for k, a := range days[d] {
+			sd := math.Sqrt(a.vr + a.mean)
+			lo, hi := math.Max(a.mean-1.645*sd, 0), a.mean+1.645*sd
+			in := a.truth >= lo && a.truth <= hi
+			if in {
+				covered++
+			}
+			n++
+			se += (a.mean - a.truth) * (a.mean - a.truth)
+			seZero += a.truth * a.truth
+			sumEst += a.mean
+			sumTruth += a.truth
+			lines = append(lines, fmt.Sprintf("day %2d %-12s turned away %5.2f [%5.2f, %5.2f] (lost %5.2f), simulated %2.0f (lost %2.0f)%s",
+				d, g.Products[k], a.mean, lo, hi, a.lost, a.truth, a.truthLost, map[bool]string{false: "  outside", true: ""}[in]))
+		}
+	}
+	t.Logf("turned away per site-day:\n%s", strings.Join(lines, "\n"))
+	cov := float64(covered) / float64(n)
+	t.Logf("turned away per site-day over %d site-days: estimated %.1f in all, simulated %.0f; RMSE %.3f (the observed data's implicit estimate, 0: %.3f); 90%% intervals cover %d (%.3f)",
+		n, sumEst, sumTruth, math.Sqrt(se/float64(n)), math.Sqrt(seZero/float64(n)), covered, cov)
+	if math.Sqrt(se/float64(n)) >= math.Sqrt(seZero/float64(n)) {
+		t.Logf("must-show NOT MET: turned-away RMSE per site-day %.3f is not below the observed data's (0 turned away) %.3f", math.Sqrt(se/float64(n)), math.Sqrt(seZero/float64(n)))
+	}
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/dcgpd/dcgpd/internal/charging"
 )
 
 // StatusSuccess is OCPI's status_code for a successful response.
@@ -46,7 +44,7 @@ type Page struct {
 	// Locations is the number of locations on the page (refused ones
 	// included), for the pagination check.
 	Locations int
-	Statuses  []charging.StatusEvent
+	Statuses  []StatusEvent
 	Problems  []Problem
 }
 
@@ -121,7 +119,7 @@ func Decode(body []byte, now time.Time, maxAge time.Duration) (*Page, error) {
 				p.Problems = append(p.Problems, prob)
 				continue
 			}
-			p.Statuses = append(p.Statuses, charging.StatusEvent{Site: l.ID, EVSE: e.UID, Status: charging.Status(e.Status), At: e.LastUpdated.UTC()})
+			p.Statuses = append(p.Statuses, StatusEvent{Site: l.ID, EVSE: e.UID, Status: Status(e.Status), At: e.LastUpdated.UTC()})
 		}
 	}
 	return p, nil
@@ -135,7 +133,7 @@ func check(loc string, e evse, now time.Time) (Problem, bool) {
 	switch {
 	case e.UID == "":
 		return bad(ReasonNoUID, "status "+e.Status)
-	case !charging.Status(e.Status).Valid():
+	case !Status(e.Status).Valid():
 		return bad(ReasonUnknownStatus, fmt.Sprintf("status %q", e.Status))
 	case e.LastUpdated == nil:
 		return bad(ReasonNoTime, "no last_updated")

@@ -19,6 +19,6 @@
 // a short pagination) is logged and counted by reason and the poller goes
 // on at the next interval; statuses already accepted are not lost: a
 // failed poll publishes nothing and the next one compares with what was
-// last published. charging.SupplyFromStatus turns the published statuses
+// last published. SupplyFromStatus turns the published statuses
 // into a site's supply and censoring per bin.
 package ocpi

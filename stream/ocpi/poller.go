@@ -14,8 +14,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
-
-	"github.com/dcgpd/dcgpd/internal/charging"
 )
 
 // Config configures a Poller.
@@ -61,7 +59,7 @@ func (c Config) Validate() error {
 // Publisher receives the statuses that changed since the last poll. An
 // error keeps them pending: the next poll offers them again.
 type Publisher interface {
-	Publish(ctx context.Context, statuses []charging.StatusEvent) error
+	Publish(ctx context.Context, statuses []StatusEvent) error
 }
 
 // Poll outcomes and failure reasons (the metrics' labels).
@@ -112,7 +110,7 @@ type Poller struct {
 	metrics *Metrics
 	now     func() time.Time
 	// last holds each EVSE's last published status (key site + "\x00" + evse).
-	last map[string]charging.StatusEvent
+	last map[string]StatusEvent
 }
 
 // NewPoller validates cfg and returns a poller publishing to pub.
@@ -124,7 +122,7 @@ func NewPoller(cfg Config, pub Publisher, log zerolog.Logger, m *Metrics) (*Poll
 		m = NewMetrics(nil)
 	}
 	return &Poller{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}, pub: pub, log: log, metrics: m,
-		now: time.Now, last: map[string]charging.StatusEvent{}}, nil
+		now: time.Now, last: map[string]StatusEvent{}}, nil
 }
 
 // PollError is a failed poll: Reason is its metrics label.
@@ -179,7 +177,7 @@ func (p *Poller) Poll(ctx context.Context) (Result, error) {
 
 func (p *Poller) poll(ctx context.Context) (Result, error) {
 	var res Result
-	var all []charging.StatusEvent
+	var all []StatusEvent
 	next, err := p.firstURL()
 	if err != nil {
 		return res, &PollError{ReasonTransport, err}
@@ -231,8 +229,8 @@ func (p *Poller) poll(ctx context.Context) (Result, error) {
 // changes returns the statuses that differ from the last published ones
 // (in status or time); one older than the last published is refused as
 // stale.
-func (p *Poller) changes(all []charging.StatusEvent, res *Result) []charging.StatusEvent {
-	var out []charging.StatusEvent
+func (p *Poller) changes(all []StatusEvent, res *Result) []StatusEvent {
+	var out []StatusEvent
 	for _, s := range all {
 		prev, ok := p.last[s.Site+"\x00"+s.EVSE]
 		switch {

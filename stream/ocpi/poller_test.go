@@ -15,8 +15,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
-
-	"github.com/dcgpd/dcgpd/internal/charging"
 )
 
 const testToken = "ebf3b399-779f-4497-9b9d-ac6ad3cc44d2"
@@ -24,17 +22,17 @@ const testToken = "ebf3b399-779f-4497-9b9d-ac6ad3cc44d2"
 // fakePublisher records what it was given; fail makes it refuse.
 type fakePublisher struct {
 	mu      sync.Mutex
-	batches [][]charging.StatusEvent
+	batches [][]StatusEvent
 	fail    bool
 }
 
-func (f *fakePublisher) Publish(_ context.Context, s []charging.StatusEvent) error {
+func (f *fakePublisher) Publish(_ context.Context, s []StatusEvent) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fail {
 		return errors.New("broker unavailable")
 	}
-	f.batches = append(f.batches, append([]charging.StatusEvent(nil), s...))
+	f.batches = append(f.batches, append([]StatusEvent(nil), s...))
 	return nil
 }
 
@@ -194,13 +192,13 @@ func TestPollerRecordedAndBad(t *testing.T) {
 	}
 	// The published statuses turn into supply: at 08:05 site-north has
 	// N-2 available of three (N-1 charging, N-3 blocked).
-	var north []charging.StatusEvent
+	var north []StatusEvent
 	for _, s := range pub.batches[0] {
 		if s.Site == "site-north" {
 			north = append(north, s)
 		}
 	}
-	sup, err := charging.SupplyFromStatus(north, time.Date(2024, 5, 6, 8, 5, 0, 0, time.UTC), 5*time.Minute, 1)
+	sup, err := SupplyFromStatus(north, time.Date(2024, 5, 6, 8, 5, 0, 0, time.UTC), 5*time.Minute, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

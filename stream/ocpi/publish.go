@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/dcgpd/dcgpd/internal/charging"
 )
 
 // SchemaVersion is the status message's schema.
@@ -49,7 +47,7 @@ func NewNATSPublisher(conn MsgPublisher, prefix, model string) *NATSPublisher {
 
 // Publish implements Publisher; it stops at the first failure (the
 // poller offers the batch again).
-func (p *NATSPublisher) Publish(ctx context.Context, statuses []charging.StatusEvent) error {
+func (p *NATSPublisher) Publish(ctx context.Context, statuses []StatusEvent) error {
 	for _, s := range statuses {
 		if err := ctx.Err(); err != nil {
 			return err

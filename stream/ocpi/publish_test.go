@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/dcgpd/dcgpd/internal/charging"
 )
 
 type recordConn struct {
@@ -29,7 +27,7 @@ func TestNATSPublisher(t *testing.T) {
 	at := time.Date(2024, 5, 6, 8, 2, 11, 0, time.UTC)
 	rc := &recordConn{}
 	p := NewNATSPublisher(rc, "dcgp", "ev")
-	st := []charging.StatusEvent{{Site: "site-north", EVSE: "N-1", Status: charging.StatusCharging, At: at}}
+	st := []StatusEvent{{Site: "site-north", EVSE: "N-1", Status: StatusCharging, At: at}}
 	if err := p.Publish(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}

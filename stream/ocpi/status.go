@@ -1,4 +1,4 @@
-package charging
+package ocpi
 
 import (
 	"fmt"
@@ -66,13 +66,13 @@ func (b BinSupply) Censored() bool { return b.Known && b.FullFraction > 0 }
 // error naming it.
 func SupplyFromStatus(events []StatusEvent, origin time.Time, width time.Duration, nbins int) ([]BinSupply, error) {
 	if width <= 0 || nbins < 1 {
-		return nil, fmt.Errorf("charging: %d bins of %v", nbins, width)
+		return nil, fmt.Errorf("ocpi: %d bins of %v", nbins, width)
 	}
 	ev := append([]StatusEvent(nil), events...)
 	sort.SliceStable(ev, func(i, j int) bool { return ev[i].At.Before(ev[j].At) })
 	for _, e := range ev {
 		if !e.Status.Valid() {
-			return nil, fmt.Errorf("charging: EVSE %q of %q: unknown status %q", e.EVSE, e.Site, e.Status)
+			return nil, fmt.Errorf("ocpi: EVSE %q of %q: unknown status %q", e.EVSE, e.Site, e.Status)
 		}
 	}
 	state := map[string]bool{} // EVSE → available
