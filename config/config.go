@@ -43,6 +43,9 @@ type Config struct {
 	Snapshot SnapshotConfig `toml:"snapshot"`
 	Cluster  ClusterConfig  `toml:"cluster"`
 	Models   []ModelConfig  `toml:"models"`
+	// Rebalance joins pairs of models (pickups, returns) with a station
+	// status feed and publishes each station's risk (rebalance.go).
+	Rebalance []RebalanceConfig `toml:"rebalance"`
 	// Faults injects delays for crash tests (never set from the file).
 	Faults Faults `toml:"-"`
 	// dir resolves relative paths (the configuration file's folder).
@@ -317,7 +320,7 @@ func (c *Config) Validate() error {
 		}
 		seen[m.Name] = true
 	}
-	return nil
+	return c.validateRebalance()
 }
 
 // MaxCoupledProducts is the largest model the daemon runs whose products

@@ -13,10 +13,12 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/internal/ratelimit"
 	"github.com/dcgpd/dcgpd/snapshot/jsstore"
 	"github.com/dcgpd/dcgpd/stream"
 	"github.com/dcgpd/dcgpd/stream/natsio"
 	"github.com/dcgpd/dcgpd/stream/query"
+	"github.com/dcgpd/dcgpd/stream/rebalance"
 	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
@@ -39,6 +41,12 @@ type Daemon struct {
 	natsURL  string
 	httpAddr string
 	started  chan struct{}
+
+	// The [[rebalance]] entries (rebalance.go).
+	rebal      []*rebalanceRun
+	rebMet     *rebalance.Metrics
+	statusSink stream.Sink
+	statusLog  *ratelimit.Limiter
 }
 
 // New builds every configured model (reading products files) without
@@ -50,6 +58,8 @@ func New(cfg config.Config, log zerolog.Logger) (*Daemon, error) {
 	d := &Daemon{cfg: cfg, log: log, reg: prometheus.NewRegistry(), runners: map[string]*stream.Runner{}, started: make(chan struct{})}
 	d.reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	d.met = stream.NewMetrics(d.reg)
+	d.rebMet = rebalance.NewMetrics(d.reg)
+	d.statusLog = ratelimit.New(20, time.Minute)
 	return d, nil
 }
 
@@ -134,8 +144,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = svc.Stop() }()
+	statusCons, err := d.startRebalance(ctx, js, sink)
+	if err != nil {
+		return err
+	}
 	rctx, stopRunners := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	for _, rr := range d.rebal {
+		wg.Go(func() { _ = rr.job.Run(rctx) })
+	}
 	for _, r := range d.order {
 		wg.Add(1)
 		go func() {
@@ -158,6 +175,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.log.Info().Msg("shutting down: stop pulling, snapshot, acknowledge, flush")
 	for _, cc := range consumers {
 		cc.ctx.Stop()
+	}
+	for _, cc := range statusCons {
+		cc.Stop()
 	}
 	stopRunners()
 	wg.Wait()

@@ -25,6 +25,7 @@ func (d *Daemon) serveHTTP() (*http.Server, error) {
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{}))
 	page.Register(mux, d, page.Options{NC: d.nc, Prefix: d.cfg.NATS.Prefix, Log: d.log})
+	mux.HandleFunc("/api/risk", d.serveRisk)
 	ln, err := net.Listen("tcp", d.cfg.HTTP.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("http.listen %s: %w", d.cfg.HTTP.Listen, err)

@@ -105,6 +105,8 @@ type Runner struct {
 	fm, fv, fc []float64
 	closed     []ClosedBin
 	logLimit   *ratelimit.Limiter
+	// hook is told of each closed bin (binhook.go); nil: none.
+	hook BinHook
 }
 
 // NewRunner builds a model's runner from its configuration.
@@ -347,6 +349,9 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 		}
 	}
 	began := time.Now()
+	if r.hook != nil && cb.Observed > 0 {
+		r.hook.Closing(r.cfg.Name, r.prods.Names, cb.Obs, cb.Start, cb.Start.Add(r.cfg.Bin.Duration))
+	}
 	t := ModelTime(cb.Start.Unix())
 	var err error
 	if cb.Observed > 0 {
@@ -395,6 +400,9 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 	r.met.bins.Inc()
 	r.met.lastBin.Set(float64(cb.Start.Unix()))
 	r.publishView(&msg)
+	if r.hook != nil {
+		r.hook.Published(ctx, r.cfg.Name, r.prods.Names, &msg)
+	}
 	r.sinceResmooth++
 	if filled && r.cfg.Resmooth.Relearn {
 		return r.learnFullWindow(ctx, cb.Index)

@@ -120,7 +120,7 @@ func (j *Job) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case f := <-j.in:
-			j.take(f)
+			j.Take(f)
 		}
 	}
 }
@@ -128,10 +128,11 @@ func (j *Job) Run(ctx context.Context) error {
 // maxPending bounds the bins waiting for the other model.
 const maxPending = 256
 
-// take files one model's bin and computes the risk once both models
-// have it; bins older than a completed one that never paired are
-// counted and dropped.
-func (j *Job) take(f *FlowForecast) {
+// Take files one model's bin and computes and publishes the risk once
+// both models have it; bins older than a completed one that never paired
+// are counted and dropped. Run calls it for each offered bin; call it
+// directly only when Run is not running.
+func (j *Job) Take(f *FlowForecast) {
 	key := f.BinStart.Unix()
 	p := j.pending[key]
 	if p == nil {

@@ -183,7 +183,7 @@ func TestJobPairsBins(t *testing.T) {
 	}
 	// Returns of bin 0 come first; the pickups model's bin -1 never pairs.
 	for _, f := range []*FlowForecast{bin("returns", 0), bin("pickups", -time.Hour), bin("pickups", 0)} {
-		j.take(f)
+		j.Take(f)
 	}
 	if len(out.ids) != 3 || out.ids[0] != "city/1714982400/risk/0" || out.ids[2] != "city/1714982400/risk/2" {
 		t.Fatalf("ids %v, want 3 parts of bin 08:00", out.ids)

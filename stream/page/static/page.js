@@ -159,6 +159,44 @@ async function refresh() {
   }
 }
 
+// The stations at risk of each rebalanced system (/api/risk), ranked.
+function pct(v) { return (100 * v).toFixed(0) + "%"; }
+
+function riskTable(sys) {
+  const div = document.createElement("div");
+  const when = sys.bin_end ? `as of ${fmtTime(Date.parse(sys.bin_end))} UTC` : "no bin yet";
+  const counts = Object.entries(sys.statuses).map(([k, n]) => `${n} ${k}`).join(", ");
+  div.innerHTML = `<h2>Stations at risk: ${sys.name} <small>${sys.pickups} / ${sys.returns} · ${when}${counts ? " · " + counts : ""}</small></h2>`;
+  const table = document.createElement("table");
+  table.innerHTML = "<thead><tr><th>station</th><th>bikes / docks</th><th>P(empty)</th><th>P(full)</th>" +
+    "<th>unmet pickups</th><th>unmet returns</th><th>s*</th><th>status</th></tr></thead>";
+  const body = document.createElement("tbody");
+  for (const s of sys.stations) {
+    const tr = document.createElement("tr");
+    const ok = s.status === "ok";
+    const cells = ok ? [s.station, `${s.bikes} / ${s.capacity}`, pct(s.p_empty), pct(s.p_full),
+      s.unmet_pickups.toFixed(1), s.unmet_returns.toFixed(1), s.best, "ok"]
+      : [s.station, "", "", "", "", "", "", s.status + (s.detail ? ": " + s.detail : "")];
+    for (const c of cells) { const td = document.createElement("td"); td.textContent = c; tr.appendChild(td); }
+    if (ok && s.score >= 0.5) tr.className = "hot";
+    body.appendChild(tr);
+  }
+  table.appendChild(body);
+  div.appendChild(table);
+  return div;
+}
+
+async function refreshRisk() {
+  try {
+    const resp = await fetch("api/risk", { cache: "no-store" });
+    if (!resp.ok) return;
+    const systems = await resp.json();
+    const sec = document.getElementById("risk");
+    sec.hidden = systems.length === 0;
+    sec.replaceChildren(...systems.map(riskTable));
+  } catch (err) { /* the charts' status line reports a daemon that stopped answering */ }
+}
+
 async function init() {
   const resp = await fetch("api/models", { cache: "no-store" });
   const idx = await resp.json();
@@ -171,7 +209,8 @@ async function init() {
   const b = idx.build;
   document.getElementById("build").textContent = `dcgpd ${b.version} · ${b.revision.slice(0, 12)} · ${b.go_version}`;
   await refresh();
-  timer = setInterval(refresh, POLL_MS);
+  await refreshRisk();
+  timer = setInterval(() => { refresh(); refreshRisk(); }, POLL_MS);
 }
 
 init().catch((err) => { document.getElementById("status").textContent = "error: " + err.message; });

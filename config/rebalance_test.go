@@ -1,0 +1,76 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const rebalanceConfig = `
+[nats]
+listen = "127.0.0.1:-1"
+
+[[models]]
+name = "pickups"
+bin = "1h"
+horizon = 24
+[[models.product]]
+name = "72"
+features = [40.76, -73.99]
+
+[[models]]
+name = "returns"
+bin = "1h"
+horizon = 12
+[[models.product]]
+name = "72"
+features = [40.76, -73.99]
+
+[[rebalance]]
+name = "citibike"
+pickups = "pickups"
+returns = "returns"
+planning_bins = 12
+return_weight = 0.5
+max_hold = "5m"
+`
+
+func TestDecodeRebalanceConfig(t *testing.T) {
+	c, err := DecodeConfig([]byte(rebalanceConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Rebalance) != 1 {
+		t.Fatalf("%d [[rebalance]] entries", len(c.Rebalance))
+	}
+	rc := &c.Rebalance[0]
+	if rc.StatusFeed() != "citibike" || rc.PlanningBins != 12 || rc.PickupWeight != nil || *rc.ReturnWeight != 0.5 || rc.CensorFraction != nil ||
+		rc.MaxHold.Duration != 5*time.Minute || rc.MaxReportAge.Duration != 0 {
+		t.Fatalf("entry %+v", rc)
+	}
+}
+
+func TestDecodeRebalanceConfigErrors(t *testing.T) {
+	for _, tc := range []struct{ from, to, want string }{
+		{`returns = "returns"`, `returns = "pickups"`, "two different model names required"},
+		{`returns = "returns"`, `returns = "nobody"`, `returns: no model named "nobody"`},
+		{`planning_bins = 12`, `planning_bins = 13`, "planning_bins: 13 is not within 0..12"},
+		{`name = "citibike"`, `name = "pickups"`, "already a model's"},
+		{`return_weight = 0.5`, `return_weight = -1.0`, "return_weight: -1 is outside [0, +Inf]"},
+		{`max_hold = "5m"`, `censor_fraction = 0.0`, "censor_fraction: 0 is outside (0, 1]"},
+		{`max_hold = "5m"`, `min_coverage = 1.5`, "min_coverage"},
+		{`max_hold = "5m"`, `maxhold = "5m"`, `unknown key "rebalance.maxhold"`},
+		{"horizon = 12", "horizon = 0", "forecast horizon of at least 1 bin"},
+		{"name = \"returns\"\nbin = \"1h\"", "name = \"returns\"\nbin = \"30m\"", "same bin and origin"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			if !strings.Contains(rebalanceConfig, tc.from) {
+				t.Fatalf("%q not in the config", tc.from)
+			}
+			_, err := DecodeConfig([]byte(strings.Replace(rebalanceConfig, tc.from, tc.to, 1)))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
