@@ -94,7 +94,9 @@ type riskOut struct {
 	log     func(error)
 }
 
-func (o riskOut) PublishRisk(id string, data []byte) { o.pub.Publish(o.subject, id, data, func(error) {}) }
+func (o riskOut) PublishRisk(id string, data []byte) {
+	o.pub.Publish(o.subject, id, data, func(error) {})
+}
 
 func (o riskOut) PutRisk(key string, data []byte) {
 	if _, err := o.pub.JetStream().PublishMsgAsync(&nats.Msg{Subject: "$KV." + riskBucket + "." + key, Data: data}); err != nil {
