@@ -489,6 +489,7 @@ func (r *Runner) estimatesWith(cells spec.Boundary, lik cvi.Likelihood, t float6
 	}
 	if obs != nil {
 		r.realisedDemand(cells, lik, t, mean, vars, obs, out)
+		r.turnedAway(lik, obs, out)
 	}
 	return out
 }

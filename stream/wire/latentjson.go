@@ -159,6 +159,32 @@ func (w *jsonWriter) estimate(e *Estimate) {
 		w.raw(`,"demand_var":`)
 		w.float(*e.DemandVar)
 	}
+	if e.TurnedAway != nil {
+		w.raw(`,"turned_away":`)
+		w.float(*e.TurnedAway)
+	}
+	if e.TurnedAwayVar != nil {
+		w.raw(`,"turned_away_var":`)
+		w.float(*e.TurnedAwayVar)
+	}
+	if len(e.Diverted) > 0 {
+		w.raw(`,"diverted":[`)
+		for i, d := range e.Diverted {
+			if i > 0 {
+				w.raw(",")
+			}
+			w.raw(`{"product":`)
+			w.str(d.Product)
+			w.raw(`,"mean":`)
+			w.float(d.Mean)
+			w.raw("}")
+		}
+		w.raw("]")
+	}
+	if e.Lost != nil {
+		w.raw(`,"lost":`)
+		w.float(*e.Lost)
+	}
 	w.raw("}")
 }
 

@@ -42,6 +42,14 @@ func TestAppendLatentMatchesJSON(t *testing.T) {
 				v := f()
 				es[i].DemandVar = &v
 			}
+			// The turned-away demand: present or not, with 0 to 2 diversions.
+			if rng.IntN(2) == 0 {
+				m, v, l := f(), f(), f()
+				es[i].TurnedAway, es[i].TurnedAwayVar, es[i].Lost = &m, &v, &l
+				for j := rng.IntN(3); j > 0; j-- {
+					es[i].Diverted = append(es[i].Diverted, Diversion{Product: names[rng.IntN(len(names))], Mean: f()})
+				}
+			}
 		}
 		return es
 	}
@@ -82,6 +90,8 @@ func FuzzAppendLatent(f *testing.F) {
 		es := []Estimate{{Product: product, Mean: a, Var: b, PredVar: c, Q05: a - b, Q95: a + c, Observed: true}}
 		own := []Estimate{es[0]}
 		own[0].Demand, own[0].DemandVar = &c, &a
+		own[0].TurnedAway, own[0].TurnedAwayVar, own[0].Lost = &b, &c, &a
+		own[0].Diverted = []Diversion{{Product: product, Mean: b}}
 		m := &LatentMessage{Schema: 1, Model: model, Kind: KindSmoothed, BinStart: at, BinEnd: at.Add(time.Hour), Estimates: own,
 			Forecasts: []Forecast{{Horizon: 1, BinStart: at, BinEnd: at, Estimates: es}}}
 		got, ok := appendLatent(nil, m)

@@ -225,6 +225,30 @@ type Estimate struct {
 	// likelihoods (omitted for the count likelihoods).
 	Demand    *float64 `json:"demand,omitempty"`
 	DemandVar *float64 `json:"demand_var,omitempty"`
+	// TurnedAway and TurnedAwayVar are the posterior mean and variance
+	// of the demand the product turned away in the bin, max(f − u, 0) of
+	// the latent demand f over the supply u; Diverted the part of it
+	// expected at each neighbour (the diffusion's transition row; at most
+	// MaxDiverted, the largest) and Lost the part lost (its sink). Only a bin's own estimates of a
+	// diffusion likelihood carry them, and only where the product was
+	// full: censored, or not observed with a finite supply (see
+	// cvi.UnmetDemand); absent, it had supply to spare.
+	TurnedAway    *float64    `json:"turned_away,omitempty"`
+	TurnedAwayVar *float64    `json:"turned_away_var,omitempty"`
+	Diverted      []Diversion `json:"diverted,omitempty"`
+	Lost          *float64    `json:"lost,omitempty"`
+}
+
+// MaxDiverted is the most diversions an estimate lists: the neighbours
+// with the largest transition probabilities, so that a message's size
+// stays bounded (MaxLatentBytes) on a dense graph.
+const MaxDiverted = 8
+
+// Diversion is the part of a product's turned-away demand expected at
+// one neighbour.
+type Diversion struct {
+	Product string  `json:"product"`
+	Mean    float64 `json:"mean"`
 }
 
 // Forecast is the latent demand Horizon bins after the message's bin.

@@ -31,6 +31,18 @@ func MaxLatentBytes(model string, products []string, horizon int) int {
 	// header; the grid's own times are never longer.
 	t := time.Date(2999, 12, 31, 23, 59, 59, 999999999, time.UTC)
 	// The bin's own estimates carry the realised demand, the forecasts not.
+	// They may also carry the turned-away demand with MaxDiverted
+	// diversions, each naming the longest product.
+	longest := ""
+	for _, p := range products {
+		if len(MarshalLatent(&LatentMessage{Model: p})) > len(MarshalLatent(&LatentMessage{Model: longest})) {
+			longest = p
+		}
+	}
+	diverted := make([]Diversion, MaxDiverted)
+	for i := range diverted {
+		diverted[i] = Diversion{Product: longest, Mean: longestFloat}
+	}
 	worst := func(own bool) []Estimate {
 		es := make([]Estimate, len(products))
 		for k, p := range products {
@@ -39,6 +51,7 @@ func MaxLatentBytes(model string, products []string, horizon int) int {
 			if own {
 				x := longestFloat
 				es[k].Demand, es[k].DemandVar = &x, &x
+				es[k].TurnedAway, es[k].TurnedAwayVar, es[k].Lost, es[k].Diverted = &x, &x, &x, diverted
 			}
 		}
 		return es

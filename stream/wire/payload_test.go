@@ -56,6 +56,13 @@ func randomLatent(rng *rand.Rand, model string, names []string, horizon int) *La
 			if own {
 				d, v := num(), num()
 				es[k].Demand, es[k].DemandVar = &d, &v
+				if rng.IntN(2) == 0 {
+					m, mv, l := num(), num(), num()
+					es[k].TurnedAway, es[k].TurnedAwayVar, es[k].Lost = &m, &mv, &l
+					for j := rng.IntN(MaxDiverted + 1); j > 0; j-- {
+						es[k].Diverted = append(es[k].Diverted, Diversion{Product: names[rng.IntN(len(names))], Mean: num()})
+					}
+				}
 			}
 		}
 		return es
