@@ -7,6 +7,9 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,9 +17,11 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
 
 	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/daemon"
+	"github.com/dcgpd/dcgpd/stream/gbfs"
 	"github.com/dcgpd/dcgpd/stream/natsio"
 	"github.com/dcgpd/dcgpd/stream/rebalance"
 	"github.com/dcgpd/dcgpd/stream/stationstatus"
@@ -404,5 +409,71 @@ func TestRebalanceStatusSurvivesRestart(t *testing.T) {
 				t.Errorf("bin 1's risk after the restart, %s: %+v", s.Station, s)
 			}
 		}
+	}
+}
+
+// TestGBFSIntoDaemon chains the adapter and the daemon: the GBFS poller
+// reads the recorded 2.3 feed from a local server and publishes through
+// JetStream; the daemon takes the five stations in, and the first bin's
+// risk starts from them (79 empty, 82 full, 83 closed).
+func TestGBFSIntoDaemon(t *testing.T) {
+	ids := []string{"72", "79", "82", "83", "116"}
+	cfg, _ := rebalanceConfig(t, len(ids), 3)
+	day := time.Date(2024, 5, 6, 0, 0, 0, 0, time.UTC)
+	for i := range cfg.Models {
+		cfg.Models[i].Origin = day
+		for k := range cfg.Models[i].Product {
+			cfg.Models[i].Product[k].Name = ids[k]
+		}
+	}
+	cfg.Rebalance[0].MaxStatusAge = config.Duration{Duration: 2 * time.Hour}
+	r := startDaemon(t, cfg)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		data, err := os.ReadFile(filepath.Join("..", "stream", "gbfs", "testdata", filepath.FromSlash(strings.TrimPrefix(req.URL.Path, "/"))))
+		if err != nil {
+			http.NotFound(w, req)
+			return
+		}
+		_, _ = w.Write([]byte(strings.ReplaceAll(string(data), "{{BASE}}", "http://"+req.Host)))
+	}))
+	defer srv.Close()
+	gcfg := gbfs.DefaultConfig()
+	gcfg.URL, gcfg.Feed = srv.URL+"/v2.3/gbfs.json", "city"
+	clock := func() time.Time { return day.Add(8*time.Hour + time.Minute) }
+	p, err := gbfs.NewPoller(gcfg, gbfs.JetStreamPublisher{JS: r.js}, nil, zerolog.Nop(), gbfs.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p.Poll(ctx)
+	waitMetric(t, r.d.HTTPAddr(), `dcgpd_rebalance_status_samples_total{name="city",outcome="kept"}`, float64(len(ids)))
+	risks := gatherOn(t, r.nc, "dcgp.risk.city")
+	rb := natsio.ReplayBin{Start: day.Add(8 * time.Hour)}
+	for _, n := range ids {
+		y := 2.0
+		rb.Observations = append(rb.Observations, wire.Observation{Product: n, Demand: &y})
+	}
+	for _, model := range []string{"pickups", "returns"} {
+		if _, err := natsio.Replay(ctx, r.js, model, []natsio.ReplayBin{rb}, natsio.ReplayOptions{Width: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rm rebalance.RiskMessage
+	if err := json.Unmarshal(risks.waitFor(t, "the bin's risk", 1)[0].Data, &rm); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		status          string
+		bikes, capacity int
+	}{"72": {"ok", 12, 53}, "79": {"ok", 0, 32}, "82": {"ok", 27, 27}, "83": {"out_of_service", 0, 0}, "116": {"ok", 20, 50}}
+	for _, s := range rm.Stations {
+		w := want[s.Station]
+		if s.Status != w.status || s.Bikes != w.bikes || s.Capacity != w.capacity {
+			t.Errorf("%s: status %s, %d bikes of %d; want %s, %d of %d", s.Station, s.Status, s.Bikes, s.Capacity, w.status, w.bikes, w.capacity)
+		}
+	}
+	if len(rm.Stations) != len(ids) {
+		t.Fatalf("%d stations in the risk, want %d", len(rm.Stations), len(ids))
 	}
 }
