@@ -53,3 +53,25 @@ func TestPageRingBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestPageTurnedAway: a bin's point carries the turned-away demand and
+// its lost part of the newest estimate that has them (the smoothed
+// revision over the filtered one), and none where no estimate has them.
+func TestPageTurnedAway(t *testing.T) {
+	g := newPageRing([]string{"a", "b"}, 5*time.Minute, 10)
+	t0 := time.Date(2024, 5, 6, 8, 0, 0, 0, time.UTC)
+	v := func(x float64) *float64 { return &x }
+	g.addObs(t0, []wire.Observation{{Product: "a", Supply: v(0)}, {Product: "b", Demand: v(1)}})
+	g.addLatent(&wire.LatentMessage{Kind: "filtered", BinStart: t0, BinEnd: t0.Add(5 * time.Minute),
+		Estimates: []wire.Estimate{{Product: "a", Mean: 0.1, TurnedAway: v(0.12), Lost: v(0.05)}, {Product: "b", Mean: 1}}})
+	m := g.export("ev", t0)
+	a, b := m.Products[0].Bins[0], m.Products[1].Bins[0]
+	if a.TurnedAway == nil || *a.TurnedAway != 0.12 || a.Lost == nil || *a.Lost != 0.05 || b.TurnedAway != nil || b.Lost != nil {
+		t.Fatalf("filtered: a %+v, b %+v", a, b)
+	}
+	g.addLatent(&wire.LatentMessage{Kind: "smoothed", Revision: 1, BinStart: t0, BinEnd: t0.Add(5 * time.Minute),
+		Estimates: []wire.Estimate{{Product: "a", Mean: 0.1, TurnedAway: v(0.08), Lost: v(0.03)}, {Product: "b", Mean: 1}}})
+	if a = g.export("ev", t0).Products[0].Bins[0]; *a.TurnedAway != 0.08 || *a.Lost != 0.03 {
+		t.Fatalf("smoothed: a %+v", a)
+	}
+}

@@ -159,6 +159,11 @@ type Point struct {
 	Filtered *Band     `json:"filtered,omitempty"`
 	Smoothed *Band     `json:"smoothed,omitempty"`
 	Revision int       `json:"revision,omitempty"`
+	// TurnedAway and Lost are the demand the product turned away in the
+	// bin and the part of it lost (wire.Estimate), from the newest
+	// estimate that carries them; absent where it was not full.
+	TurnedAway *float64 `json:"turned_away,omitempty"`
+	Lost       *float64 `json:"lost,omitempty"`
 }
 
 // Band is a latent mean with its 5% and 95% quantiles.
@@ -209,6 +214,11 @@ func (b *pageBin) point(i int) Point {
 	}
 	if b.smoothed != nil {
 		pt.Smoothed, pt.Revision = band(b.smoothed[i]), b.revision
+	}
+	for _, es := range [][]wire.Estimate{b.filtered, b.smoothed} {
+		if es != nil && es[i].TurnedAway != nil {
+			pt.TurnedAway, pt.Lost = es[i].TurnedAway, es[i].Lost
+		}
 	}
 	return pt
 }

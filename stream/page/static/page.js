@@ -65,7 +65,7 @@ function ticks(lo, hi, n) {
 function chart(prod, binMs) {
   const pts = prod.bins.map((b) => ({
     t: Date.parse(b.bin_start) + binMs / 2, demand: b.demand, censored: b.censored,
-    f: b.filtered, s: b.smoothed,
+    f: b.filtered, s: b.smoothed, away: b.turned_away, lost: b.lost,
   }));
   const fc = prod.forecast.map((f) => ({ t: Date.parse(f.bin_start) + binMs / 2, f: f }));
   const all = pts.concat(fc);
@@ -104,11 +104,18 @@ function chart(prod, binMs) {
   el("path", { class: "filt", d: line(pts, x, y, (p) => p.f && p.f.mean) }, svg);
   el("path", { class: "smooth", d: line(pts, x, y, (p) => p.s && p.s.mean) }, svg);
   for (const p of pts) {
-    if (p.demand == null) continue;
+    const away = p.away != null ? `, turned away ${p.away.toFixed(2)} (lost ${(p.lost || 0).toFixed(2)})` : "";
+    if (p.demand == null) {
+      if (p.away != null) { // full, nobody served: a hollow marker on the axis
+        el("path", { class: "full", d: `M${x(p.t) - 4},${y(0) - 0.5}L${x(p.t) + 4},${y(0) - 0.5}L${x(p.t)},${y(0) - 8}Z` }, svg)
+          .appendChild(el("title", {})).textContent = `${fmtTime(p.t)} full, none served${away}`;
+      }
+      continue;
+    }
     const cx = x(p.t), cy = y(p.demand);
     if (p.censored) {
       el("path", { class: "cens", d: `M${cx - 4},${cy + 3.5}L${cx + 4},${cy + 3.5}L${cx},${cy - 4}Z` }, svg)
-        .appendChild(el("title", {})).textContent = `${fmtTime(p.t)} censored at ${p.demand}`;
+        .appendChild(el("title", {})).textContent = `${fmtTime(p.t)} censored at ${p.demand}${away}`;
     } else {
       el("circle", { class: "obs", cx: cx, cy: cy, r: 2.4 }, svg)
         .appendChild(el("title", {})).textContent = `${fmtTime(p.t)} demand ${p.demand}`;
@@ -125,6 +132,8 @@ function card(prod, binMs) {
   h.textContent = prod.product;
   const small = document.createElement("small");
   small.textContent = newest ? `latent ${newest.filtered.mean.toFixed(1)} [${newest.filtered.q05.toFixed(1)}, ${newest.filtered.q95.toFixed(1)}]` : "";
+  const away = prod.bins.reduce((a, b) => a + (b.turned_away || 0), 0), lost = prod.bins.reduce((a, b) => a + (b.lost || 0), 0);
+  if (prod.bins.some((b) => b.turned_away != null)) small.textContent += ` · turned away ${away.toFixed(1)} (lost ${lost.toFixed(1)}) over the bins shown`;
   h.appendChild(small);
   div.appendChild(h);
   div.appendChild(chart(prod, binMs));
