@@ -14,7 +14,8 @@ import (
 type BinHook interface {
 	// Closing may censor the bin's observations (obs[i] is product
 	// names[i]) before the online step; the window keeps them as
-	// changed. It is called only for a bin with observations.
+	// changed. It is called for each bin with observations, and for each
+	// late observation the window keeps (names and obs of length 1).
 	Closing(model string, names []string, obs []cvi.Obs, start, end time.Time)
 	// Published hands over the bin's filtered message; it may wait
 	// (back-pressure) until ctx ends.

@@ -295,6 +295,9 @@ func (r *Runner) handle(ctx context.Context, in input) {
 		if b := r.win.find(l.Index); b != nil {
 			b.Obs[l.Product] = l.Obs
 			b.Observed = true
+			if r.hook != nil {
+				r.hook.Closing(r.cfg.Name, r.prods.Names[l.Product:l.Product+1], b.Obs[l.Product:l.Product+1], b.Start, b.Start.Add(r.cfg.Bin.Duration))
+			}
 		} else {
 			r.rejected(in.msg, wire.Reject(wire.ReasonLate, "bin %s has left the re-smoothing window", r.asm.BinStart(l.Index).Format(time.RFC3339)))
 		}
