@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
 	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi"
@@ -91,16 +92,20 @@ func flowForecast(model string, products []string, msg *wire.LatentMessage) *reb
 type riskOut struct {
 	pub     *natsio.Publisher
 	subject string
-	log     func(error)
+	log     zerolog.Logger
 }
 
 func (o riskOut) PublishRisk(id string, data []byte) {
-	o.pub.Publish(o.subject, id, data, func(error) {})
+	o.pub.Publish(o.subject, id, data, func(err error) {
+		if err != nil {
+			o.log.Warn().Err(err).Str("id", id).Int("bytes", len(data)).Msg("risk message not stored")
+		}
+	})
 }
 
 func (o riskOut) PutRisk(key string, data []byte) {
 	if _, err := o.pub.JetStream().PublishMsgAsync(&nats.Msg{Subject: "$KV." + riskBucket + "." + key, Data: data}); err != nil {
-		o.log(err)
+		o.log.Debug().Err(err).Str("key", key).Msg("risk bucket entry not stored")
 	}
 }
 
@@ -146,8 +151,7 @@ func (d *Daemon) startRebalance(ctx context.Context, js jetstream.JetStream, pub
 			return nil, fmt.Errorf("rebalance %s: models %s and %s must have the same stations (products)", rc.Name, rc.Pickups, rc.Returns)
 		}
 		pc, rcfg := p.Config(), r.Config()
-		out := riskOut{pub: pub, subject: d.cfg.NATS.Prefix + ".risk." + rc.Name,
-			log: func(err error) { d.log.Debug().Err(err).Msg("risk bucket entry not stored") }}
+		out := riskOut{pub: pub, subject: d.cfg.NATS.Prefix + ".risk." + rc.Name, log: d.log.With().Str("rebalance", rc.Name).Logger()}
 		job, err := rebalance.NewJob(jobConfig(&rc, &pc, &rcfg), pn, out, d.rebMet, d.log)
 		if err != nil {
 			return nil, fmt.Errorf("rebalance %s: %w", rc.Name, err)

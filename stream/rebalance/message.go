@@ -21,7 +21,8 @@ const (
 )
 
 // RiskMessage is published on <prefix>.risk.<name> once both models have
-// closed a bin (in parts of at most StationsPerMessage stations).
+// closed a bin (in parts of at most StationsPerMessage stations and
+// about MessageBytes).
 type RiskMessage struct {
 	Schema int    `json:"schema"`
 	Name   string `json:"name"`

@@ -181,19 +181,45 @@ func firstNonEmpty(s ...string) string {
 }
 
 // Messages splits a bin's ranked risks into messages of at most per
-// stations each.
+// stations and about MessageBytes of JSON each (a station's size grows
+// with its capacity and the horizon).
 func (r *Risker) Messages(pickups *FlowForecast, ranked []StationRisk, per int) []RiskMessage {
 	h := min(len(pickups.Mean), len(pickups.Var))
 	planning := r.cfg.PlanningBins
 	if planning == 0 {
 		planning = h
 	}
-	parts := max(1, (len(ranked)+per-1)/per)
-	msgs := make([]RiskMessage, 0, parts)
-	for p := range parts {
-		lo, hi := p*per, min((p+1)*per, len(ranked))
+	var bounds []int // each part's first station
+	size := 0
+	for i := range ranked {
+		n := stationBytes(&ranked[i])
+		if i == 0 || i-bounds[len(bounds)-1] == per || size+n > MessageBytes {
+			bounds, size = append(bounds, i), 0
+		}
+		size += n
+	}
+	if len(bounds) == 0 {
+		bounds = []int{0}
+	}
+	msgs := make([]RiskMessage, 0, len(bounds))
+	for p, lo := range bounds {
+		hi := len(ranked)
+		if p+1 < len(bounds) {
+			hi = bounds[p+1]
+		}
 		msgs = append(msgs, RiskMessage{Schema: SchemaVersion, Name: r.cfg.Name, BinStart: pickups.BinStart.UTC(), BinEnd: pickups.BinEnd.UTC(),
-			Horizon: h, PlanningBins: planning, Part: p, Parts: parts, Stations: ranked[lo:hi]})
+			Horizon: h, PlanningBins: planning, Part: p, Parts: len(bounds), Stations: ranked[lo:hi]})
 	}
 	return msgs
+}
+
+// MessageBytes bounds a risk message's JSON, about: half the 1 MiB a
+// NATS server takes by default.
+const MessageBytes = 512 << 10
+
+// stationBytes bounds a station's JSON: at most 25 bytes a number (the
+// longest float64 JSON with its comma) and 600 for the names and
+// the rest.
+func stationBytes(s *StationRisk) int {
+	return 600 + len(s.Station) + len(s.Detail) + 25*(len(s.UDF)+len(s.EmptyWithin)+len(s.FullWithin))
 }

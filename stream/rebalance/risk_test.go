@@ -269,3 +269,51 @@ func BenchmarkJobBin(b *testing.B) {
 		j.compute(&pair{pickups: pick, returns: ret})
 	}
 }
+
+// TestMessagesBoundedBytes: large stations are split into more parts, each
+// message's JSON under MessageBytes, every station once, in rank order.
+func TestMessagesBoundedBytes(t *testing.T) {
+	rk, err := NewRisker(testConfig(), NewTracker(testConfig(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := flow("pickups", nil, nil, 96)
+	for _, capacity := range []int{10, 1000} {
+		ranked := make([]StationRisk, 450)
+		for i := range ranked {
+			s := &ranked[i]
+			s.Station, s.Status = fmt.Sprintf("st-%03d", i), StatusOK
+			s.UDF = make([]float64, capacity+1)
+			s.EmptyWithin, s.FullWithin = make([]float64, 96), make([]float64, 96)
+			for k := range s.UDF {
+				s.UDF[k] = 1 / (3 + float64(k)) // 17 significant digits
+			}
+			for k := range s.EmptyWithin {
+				s.EmptyWithin[k], s.FullWithin[k] = math.Nextafter(0.1, 1), math.Nextafter(0.2, 1)
+			}
+		}
+		msgs := rk.Messages(f, ranked, StationsPerMessage)
+		n := 0
+		for i, m := range msgs {
+			data, err := m.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(data) > MessageBytes || m.Part != i || m.Parts != len(msgs) || len(m.Stations) > StationsPerMessage {
+				t.Fatalf("capacity %d: part %d of %d, %d stations, %d bytes", capacity, m.Part, m.Parts, len(m.Stations), len(data))
+			}
+			for _, s := range m.Stations {
+				if s.Station != ranked[n].Station {
+					t.Fatalf("capacity %d: station %s at %d, want %s", capacity, s.Station, n, ranked[n].Station)
+				}
+				n++
+			}
+		}
+		if n != len(ranked) {
+			t.Fatalf("capacity %d: %d stations in the messages, want %d", capacity, n, len(ranked))
+		}
+		if capacity == 1000 && len(msgs) < 10 {
+			t.Fatalf("capacity 1000: %d parts; the byte bound did not split", len(msgs))
+		}
+	}
+}
