@@ -13,7 +13,7 @@ import (
 // serveCluster is Run's cluster mode: models come and go with their
 // leases (package cluster); the daemon is the cluster's Host.
 func (d *Daemon) serveCluster(ctx context.Context, js jetstream.JetStream, sink *natsio.Publisher) error {
-	svc, err := query.Start(d.nc, d)
+	svc, err := query.Start(d.nc, d, d.instance)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/dcgpd/dcgpd/internal/ratelimit"
 	"github.com/dcgpd/dcgpd/snapshot/jsstore"
 	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/stream/cluster"
 	"github.com/dcgpd/dcgpd/stream/natsio"
 	"github.com/dcgpd/dcgpd/stream/query"
 	"github.com/dcgpd/dcgpd/stream/rebalance"
@@ -36,7 +37,11 @@ type Daemon struct {
 	nc  *nats.Conn
 	// jsStore holds the snapshots when snapshot.store is jetstream.
 	jsStore *jsstore.Store
-	ready   atomic.Bool
+	// instance is this instance's name in cluster mode ("" otherwise);
+	// dir finds which instance runs a model (cluster mode).
+	instance string
+	dir      *cluster.Directory
+	ready    atomic.Bool
 	// natsURL is where other programs reach the server the daemon uses.
 	natsURL  string
 	httpAddr string
@@ -60,6 +65,9 @@ func New(cfg config.Config, log zerolog.Logger) (*Daemon, error) {
 	d.met = stream.NewMetrics(d.reg)
 	d.rebMet = rebalance.NewMetrics(d.reg)
 	d.statusLog = ratelimit.New(20, time.Minute)
+	if cfg.Cluster.Enabled {
+		d.instance = cfg.Cluster.InstanceName()
+	}
 	return d, nil
 }
 
@@ -79,10 +87,42 @@ func (d *Daemon) Runner(name string) *stream.Runner {
 	return d.runners[name]
 }
 
-// Runners returns the runners started with the daemon (single-instance
-// mode), in configuration order; in cluster mode it is empty and Runner
-// finds the models this instance owns.
-func (d *Daemon) Runners() []*stream.Runner { return d.order }
+// Runners returns the runners of the models this instance runs now, in
+// configuration order (in cluster mode they come and go with the leases).
+func (d *Daemon) Runners() []*stream.Runner {
+	d.runMu.RLock()
+	defer d.runMu.RUnlock()
+	var out []*stream.Runner
+	for _, m := range d.cfg.Models {
+		if r := d.runners[m.Name]; r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Models lists every configured model, in configuration order.
+func (d *Daemon) Models() []string {
+	out := make([]string, len(d.cfg.Models))
+	for i, m := range d.cfg.Models {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// Where returns the instance that runs a model this instance does not
+// run, from the leases: "" outside cluster mode, when no instance holds
+// the model's lease, or when this one does (the model is starting here).
+func (d *Daemon) Where(ctx context.Context, model string) string {
+	if d.dir == nil {
+		return ""
+	}
+	inst, err := d.dir.Owner(ctx, model)
+	if err != nil || inst == d.instance {
+		return ""
+	}
+	return inst
+}
 
 // Owned records (r nil: removes) the runner of a model this instance
 // owns.
@@ -139,7 +179,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.startModels(ctx, sink); err != nil {
 		return err
 	}
-	svc, err := query.Start(d.nc, d)
+	svc, err := query.Start(d.nc, d, d.instance)
 	if err != nil {
 		return err
 	}
@@ -220,6 +260,9 @@ func (d *Daemon) connect(ctx context.Context) (jetstream.JetStream, error) {
 			return nil, err
 		}
 	}
+	if d.cfg.Cluster.Enabled {
+		d.dir = cluster.NewDirectory(js)
+	}
 	return js, nil
 }
 
@@ -234,7 +277,7 @@ func (d *Daemon) startModels(ctx context.Context, sink stream.Sink) error {
 		if d.jsStore != nil && r.Store() != nil {
 			r.SetStore(d.jsStore)
 		}
-		d.runners[m.Name] = r
+		d.Owned(m.Name, r)
 		d.order = append(d.order, r)
 	}
 	for _, r := range d.order {

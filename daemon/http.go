@@ -24,7 +24,7 @@ func (d *Daemon) serveHTTP() (*http.Server, error) {
 		_, _ = w.Write([]byte("ready\n"))
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{}))
-	page.Register(mux, d, page.Options{NC: d.nc, Prefix: d.cfg.NATS.Prefix, Log: d.log})
+	page.Register(mux, d, page.Options{NC: d.nc, Prefix: d.cfg.NATS.Prefix, Log: d.log, Instance: d.instance})
 	mux.HandleFunc("/api/risk", d.serveRisk)
 	ln, err := net.Listen("tcp", d.cfg.HTTP.Listen)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/dcgpd/dcgpd/stream"
 	"github.com/dcgpd/dcgpd/stream/natsio"
 )
 
@@ -15,32 +16,31 @@ import (
 // asks for.
 const backfillBatch = 512
 
-// backfill reads, from the input and output streams, what each model
+// backfill reads, from the input and output streams, what model r
 // received and published during the last 2 × Bins bin widths of wall
-// time, so the page opened after a run shows it. The cost is bounded by
-// that window's traffic (a live feed's recent bins; all of a replay that
-// ran within it), and is paid once, at the page's first request. Live
-// messages are recorded meanwhile; a message seen twice is recorded once
-// (observations and estimates of a bin are overwritten with the same
-// values, smoothed revisions keep the highest).
-func (p *pageRecorder) backfill(ctx context.Context) {
+// time, so the page opened after a run (or after a takeover) shows it.
+// The cost is bounded by that window's traffic (a live feed's recent
+// bins; all of a replay that ran within it), and is paid once per model,
+// when the page first shows it. Live messages are recorded meanwhile; a
+// message seen twice is recorded once (observations and estimates of a
+// bin are overwritten with the same values, smoothed revisions keep the
+// highest).
+func (p *pageRecorder) backfill(ctx context.Context, r *stream.Runner) {
 	js, err := jetstream.New(p.o.NC)
 	if err != nil {
 		return
 	}
 	prefix := p.o.Prefix
-	for _, r := range p.m.Runners() {
-		since := time.Now().Add(-2 * Bins * r.Config().Bin.Duration)
-		for _, s := range []struct {
-			stream, subject string
-			fn              nats.MsgHandler
-		}{
-			{natsio.ObsStream, prefix + ".obs." + r.Name(), p.onObs},
-			{natsio.LatentStream, prefix + ".latent." + r.Name(), p.onLatent},
-		} {
-			if err := readStored(ctx, js, s.stream, s.subject, since, s.fn); err != nil {
-				p.o.Log.Warn().Err(err).Str("subject", s.subject).Msg("operator page: backfill")
-			}
+	since := time.Now().Add(-2 * Bins * r.Config().Bin.Duration)
+	for _, s := range []struct {
+		stream, subject string
+		fn              nats.MsgHandler
+	}{
+		{natsio.ObsStream, prefix + ".obs." + r.Name(), p.onObs},
+		{natsio.LatentStream, prefix + ".latent." + r.Name(), p.onLatent},
+	} {
+		if err := readStored(ctx, js, s.stream, s.subject, since, s.fn); err != nil {
+			p.o.Log.Warn().Err(err).Str("subject", s.subject).Msg("operator page: backfill")
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,14 +30,21 @@ var pageFiles embed.FS
 // model's max_ahead bins of them.
 const Bins = 168
 
-// Source is what the page reads of the daemon.
+// Source is what the page reads of the daemon. In cluster mode the
+// models this instance runs change as leases move: every method must be
+// safe to call at any time, from any goroutine.
 type Source interface {
 	// Started is closed once the daemon has restored its models.
 	Started() <-chan struct{}
-	// Runners returns the runners of the models this instance runs.
+	// Runners returns the runners of the models this instance runs now.
 	Runners() []*stream.Runner
-	// Runner returns one model's runner, or nil.
+	// Runner returns the runner of a model this instance runs now, or nil.
 	Runner(name string) *stream.Runner
+	// Models lists every configured model, in configuration order.
+	Models() []string
+	// Where returns the instance that runs a model this instance does
+	// not ("" when none does, or outside cluster mode).
+	Where(ctx context.Context, model string) string
 }
 
 // Options say where the page reads the models' traffic: nc (nil: the
@@ -46,6 +54,8 @@ type Options struct {
 	NC     *nats.Conn
 	Prefix string
 	Log    zerolog.Logger
+	// Instance names this instance in cluster mode ("" otherwise).
+	Instance string
 }
 
 // Register adds the operator's page at / and its JSON at /api/models and
@@ -54,21 +64,22 @@ func Register(mux *http.ServeMux, models Source, o Options) {
 	rec := newPageRecorder(models, o)
 	static, _ := fs.Sub(pageFiles, "static")
 	mux.Handle("/", http.FileServerFS(static))
-	mux.HandleFunc("/api/models", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("/api/models", func(w http.ResponseWriter, req *http.Request) {
 		if !rec.start() {
 			http.Error(w, "starting: models not restored yet", http.StatusServiceUnavailable)
 			return
 		}
-		writeJSON(w, rec.index())
+		writeJSON(w, rec.index(req.Context()))
 	})
 	mux.HandleFunc("/api/models/{model}", func(w http.ResponseWriter, req *http.Request) {
 		if !rec.start() {
 			http.Error(w, "starting: models not restored yet", http.StatusServiceUnavailable)
 			return
 		}
-		m, ok := rec.model(req.PathValue("model"))
+		name := req.PathValue("model")
+		m, ok := rec.model(req.Context(), name)
 		if !ok {
-			http.Error(w, "unknown model "+req.PathValue("model"), http.StatusNotFound)
+			http.Error(w, rec.notHere(req.Context(), name), http.StatusNotFound)
 			return
 		}
 		writeJSON(w, m)
@@ -112,14 +123,6 @@ func (p *pageRecorder) start() bool {
 	p.once.Do(func() {
 		p.mu.Lock()
 		p.since = time.Now().UTC()
-		for _, r := range p.m.Runners() {
-			cfg := r.Config()
-			ring := newPageRing(r.Products(), cfg.Bin.Duration, cfg.MaxAhead)
-			if v := r.View(); v != nil && v.Latest != nil {
-				ring.addLatent(v.Latest)
-			}
-			p.rings[r.Name()] = ring
-		}
 		p.mu.Unlock()
 		if p.o.NC == nil {
 			return
@@ -133,14 +136,37 @@ func (p *pageRecorder) start() bool {
 				p.o.Log.Warn().Err(err).Str("subject", s.subj).Msg("operator page: subscribe")
 			}
 		}
-		// Once the server holds the subscriptions, whatever the backfill
-		// does not read arrives live.
+		// Once the server holds the subscriptions, whatever a ring's
+		// backfill does not read arrives live.
 		_ = p.o.NC.Flush()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		p.backfill(ctx)
 	})
 	return true
+}
+
+// ring returns the model's ring, making it (seeded from the runner's
+// read view, then backfilled from the streams) the first time the page
+// sees the model run here: at the page's first request, or when this
+// instance takes the model over later. p.mu must not be held.
+func (p *pageRecorder) ring(ctx context.Context, r *stream.Runner) *pageRing {
+	p.mu.Lock()
+	g := p.rings[r.Name()]
+	if g != nil {
+		p.mu.Unlock()
+		return g
+	}
+	cfg := r.Config()
+	g = newPageRing(r.Products(), cfg.Bin.Duration, cfg.MaxAhead)
+	if v := r.View(); v != nil && v.Latest != nil {
+		g.addLatent(v.Latest)
+	}
+	p.rings[r.Name()] = g
+	p.mu.Unlock()
+	if p.o.NC != nil {
+		bctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		p.backfill(bctx, r)
+		cancel()
+	}
+	return g
 }
 
 func (p *pageRecorder) onObs(msg *nats.Msg) {
@@ -167,10 +193,20 @@ func (p *pageRecorder) onLatent(msg *nats.Msg) {
 	}
 }
 
-// pageIndex lists the models for the page's menu.
+// pageIndex lists the models for the page's menu: those this instance
+// runs, and (cluster mode) where the others run.
 type pageIndex struct {
-	Models []pageIndexModel `json:"models"`
-	Build  wire.Build       `json:"build"`
+	Instance  string           `json:"instance,omitempty"`
+	Models    []pageIndexModel `json:"models"`
+	Elsewhere []pageElsewhere  `json:"elsewhere,omitempty"`
+	Build     wire.Build       `json:"build"`
+}
+
+// pageElsewhere is a configured model this instance does not run:
+// Instance runs it ("" none, while its lease is vacant).
+type pageElsewhere struct {
+	Model    string `json:"model"`
+	Instance string `json:"instance"`
 }
 
 type pageIndexModel struct {
@@ -178,23 +214,43 @@ type pageIndexModel struct {
 	Products []string `json:"products"`
 }
 
-func (p *pageRecorder) index() pageIndex {
-	out := pageIndex{Build: wire.ReadBuild()}
+func (p *pageRecorder) index(ctx context.Context) pageIndex {
+	out := pageIndex{Instance: p.o.Instance, Build: wire.ReadBuild()}
+	here := map[string]bool{}
 	for _, r := range p.m.Runners() {
+		here[r.Name()] = true
 		out.Models = append(out.Models, pageIndexModel{Model: r.Name(), Products: r.Products()})
+	}
+	for _, name := range p.m.Models() {
+		if !here[name] {
+			out.Elsewhere = append(out.Elsewhere, pageElsewhere{Model: name, Instance: p.m.Where(ctx, name)})
+		}
 	}
 	return out
 }
 
-// model returns the page's view of one model.
-func (p *pageRecorder) model(name string) (*Model, bool) {
+// notHere says why a model's page is not served here: another instance
+// runs it, none does, or no such model is configured.
+func (p *pageRecorder) notHere(ctx context.Context, name string) string {
+	if !slices.Contains(p.m.Models(), name) {
+		return "unknown model " + name
+	}
+	if inst := p.m.Where(ctx, name); inst != "" {
+		return "model " + name + " runs on instance " + inst + ", not on this one"
+	}
+	return "model " + name + " runs on no instance now (its lease is vacant or it is starting)"
+}
+
+// model returns the page's view of one model this instance runs.
+func (p *pageRecorder) model(ctx context.Context, name string) (*Model, bool) {
 	r := p.m.Runner(name)
 	if r == nil {
 		return nil, false
 	}
+	g := p.ring(ctx, r)
 	p.mu.Lock()
-	out := p.rings[name].export(name, p.since)
-	p.mu.Unlock() // export cannot panic: rings hold every runner's model
+	out := g.export(name, p.since)
+	p.mu.Unlock()
 	if v := r.View(); v != nil {
 		st := v.Status
 		out.Status = &st

@@ -210,9 +210,15 @@ async function init() {
   const resp = await fetch("api/models", { cache: "no-store" });
   const idx = await resp.json();
   const sel = document.getElementById("model");
-  for (const m of idx.models) sel.appendChild(new Option(`${m.model} (${m.products.length})`, m.model));
+  const models = idx.models || []; // cluster mode: the models this instance runs now
+  for (const m of models) sel.appendChild(new Option(`${m.model} (${m.products.length})`, m.model));
   const want = new URLSearchParams(location.search).get("model");
-  current = want && idx.models.some((m) => m.model === want) ? want : (idx.models[0] || {}).model;
+  current = want && models.some((m) => m.model === want) ? want : (models[0] || {}).model;
+  if (idx.elsewhere && idx.elsewhere.length) {
+    document.getElementById("elsewhere").textContent = "On other instances: " +
+      idx.elsewhere.map((e) => `${e.model} on ${e.instance || "no instance now"}`).join("; ");
+  }
+  if (!current) document.getElementById("status").textContent = "this instance runs no model now";
   sel.value = current;
   sel.onchange = () => { current = sel.value; refresh(); };
   const b = idx.build;
