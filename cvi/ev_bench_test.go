@@ -83,7 +83,7 @@ func poissonDraw(rng *rand.Rand, lam float64) int {
 // smoothed marginals, as the daemon's re-smooth). cpu-s/op is the
 // process's CPU time per op.
 //
-//	go test -run X -bench 'EVSites' -benchtime 1x ./cvi/
+//	go test -run X -bench 'EVSites' -benchtime 1x -benchmem ./cvi/
 func BenchmarkEVSites(b *testing.B) {
 	for _, np := range []int{100, 500} {
 		b.Run(fmt.Sprintf("sites=%d/chargers=%d/bin", np, 4*np), func(b *testing.B) {

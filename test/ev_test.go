@@ -125,7 +125,14 @@ var evHorizons = []int{1, 3, 6, 12, 288}
 // and on censored cells; the nowcast of the bins in which a site was
 // full; then the drivers turned away per site and day (cvi.UnmetDemand
 // on the filtered latent demand) against the simulation's count, with
-// 90% intervals.
+// 90% intervals. It asserts the forecasts' RMSE on all cells at or below
+// the best baseline's at every horizon; the published realised demand's
+// RMSE below the observed value's on the censored cells and on all full
+// site-bins; and the turned-away estimate per site-day nearer the truth
+// than the data's implicit 0, its intervals covering at least 0.85, its
+// total at most 1.8 times the truth (measured: 1.64). It logs what is not
+// met (the latent mean on full bins; censored-cell forecasts at h = 1, 3).
+// About 60 s of CPU (4 minutes wall on the shared machine, nice'd).
 func TestLongEVCharging(t *testing.T) {
 	if os.Getenv("DCGPD_LONG") != "1" {
 		t.Skip("long mode: DCGPD_LONG=1 runs it (CI does)")
@@ -176,6 +183,7 @@ func TestLongEVCharging(t *testing.T) {
 	rs.EveryBins, rs.Window = 288, 576
 	o := backtest.Options{Spec: sp, Obs: obs, Products: prods, Bin: 5 * time.Minute, Origin: start,
 		EvalFrom: start.Add(trainDays * 24 * time.Hour), Horizon: 288, Horizons: evHorizons, Weeks: 2, Resmooth: &rs,
+		Tail:  (days - trainDays) * 288, // keep every evaluated origin's estimates
 		Truth: func(g *backtest.Grid) error { return backtest.ReadTruth(strings.NewReader(truth), "acn truth", g) }}
 	res, err := o.Run(context.Background())
 	if err != nil {
@@ -243,6 +251,15 @@ func evForecastMustShow(t *testing.T, rep *backtest.Report) {
 			t.Logf("censored-bin nowcast (%d cells), %s: RMSE %.4f, 90%% coverage %.3f", r.Score.N, name, r.Score.RMSE(), r.Score.Coverage())
 		}
 	}
+	// The realised demand the daemon publishes (demand) against the
+	// censored observation, on the censored cells served at least once.
+	model, observed := rep.Find(backtest.ModelName, backtest.Censored, 0), rep.Find(backtest.ObservedName, backtest.Censored, 0)
+	if model == nil || observed == nil || model.Score.N == 0 {
+		t.Fatal("no censored-cell nowcast scored")
+	}
+	if model.Score.RMSE() >= observed.Score.RMSE() {
+		t.Errorf("censored cells: realised-demand RMSE %.4f not below the observed value's %.4f", model.Score.RMSE(), observed.Score.RMSE())
+	}
 }
 
 // evFullNowcast scores, over the bins in which a site was full (observed
@@ -268,8 +285,11 @@ func evFullNowcast(t *testing.T, tb *charging.Table, res *backtest.Result, from 
 	}
 	rl, rd, ro := math.Sqrt(seLatent/float64(n)), math.Sqrt(seDemand/float64(n)), math.Sqrt(seObserved/float64(n))
 	t.Logf("nowcast of the %d full site-bins: latent mean RMSE %.4f, realised demand %.4f, served count %.4f", n, rl, rd, ro)
+	if rd >= ro {
+		t.Errorf("full site-bins: realised-demand RMSE %.4f not below the served count's %.4f", rd, ro)
+	}
 	if rl >= ro {
-		t.Logf("must-show NOT MET: on the full site-bins the latent-demand RMSE %.4f is not below the served count's %.4f", rl, ro)
+		t.Logf("must-show NOT MET by the latent mean: on the full site-bins its RMSE %.4f is not below the served count's %.4f (the realised demand's is)", rl, ro)
 	}
 }
 
@@ -301,13 +321,12 @@ func evLostMustShow(t *testing.T, tb *charging.Table, res *backtest.Result, from
 	}
 	obs := make([]cvi.Obs, np)
 	dm, dv := make([]float64, np), make([]float64, np)
-	noise := res.Model.Model.NoiseVariance
 	un := make([]cvi.Unmet, np)
 	for b := from; b < from+ndays*288; b++ {
 		o := b - fc.From
 		for k := 0; k < np; k++ {
 			obs[k] = cvi.Obs{Y: g.Y[b][k], Supply: g.Supply[b][k], Censored: g.Censored[b][k]}
-			dm[k], dv[k] = fc.Mean[0][o][k], math.Max(fc.PredVar[0][o][k]-noise, 0)
+			dm[k], dv[k] = fc.Mean[0][o][k], fc.Var[0][o][k]
 		}
 		if err := cvi.UnmetDemand(tr, obs, dm, dv, un); err != nil {
 			t.Fatal(err)
@@ -354,7 +373,17 @@ func evLostMustShow(t *testing.T, tb *charging.Table, res *backtest.Result, from
 	cov := float64(covered) / float64(n)
 	t.Logf("turned away per site-day over %d site-days: estimated %.1f in all (the plug-in max(E f − u, 0) %.1f), simulated %.0f; RMSE %.3f (the observed data's implicit estimate, 0: %.3f); 90%% intervals cover %d (%.3f)",
 		n, sumEst, sumPlugIn, sumTruth, math.Sqrt(se/float64(n)), math.Sqrt(seZero/float64(n)), covered, cov)
+	// Measured (docs/ev-charging.md): RMSE 2.54 against 3.36, coverage
+	// 0.881, the total 1.64 times the simulated one.
 	if math.Sqrt(se/float64(n)) >= math.Sqrt(seZero/float64(n)) {
-		t.Logf("must-show NOT MET: turned-away RMSE per site-day %.3f is not below the observed data's (0 turned away) %.3f", math.Sqrt(se/float64(n)), math.Sqrt(seZero/float64(n)))
+		t.Errorf("turned-away RMSE per site-day %.3f not below the observed data's (0 turned away) %.3f", math.Sqrt(se/float64(n)), math.Sqrt(seZero/float64(n)))
+	}
+	if cov < 0.85 {
+		t.Errorf("turned away per site-day: 90%% intervals cover %.3f, below 0.85", cov)
+	}
+	if ratio := sumEst / sumTruth; ratio > 1.8 || ratio < 1 {
+		t.Errorf("turned away in all: estimated %.1f, %.2f times the simulated %.0f (measured 1.64)", sumEst, ratio, sumTruth)
+	} else {
+		t.Logf("must-show NOT MET in full: the estimate of the drivers turned away is %.2f times the simulated count (an overestimate)", ratio)
 	}
 }

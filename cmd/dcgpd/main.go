@@ -8,6 +8,7 @@
 //	dcgpd replay     publish an observations CSV to a daemon
 //	dcgpd watch      print a daemon's estimates as they arrive
 //	dcgpd gbfs       poll a GBFS feed and publish station status to a daemon
+//	dcgpd ocpi       poll an OCPI locations endpoint and publish EVSE status changes
 //	dcgpd demo       the daemon on a simulated cluster: summary and plot
 //	dcgpd snapshot   inspect a daemon snapshot file
 //	dcgpd version    print the build's module version and revision
@@ -41,6 +42,7 @@ var commands = []command{
 	{"backtest", "score the daemon's forecasts by rolling origin against the baselines", runBacktest},
 	{"watch", "print a daemon's estimates as they arrive", runWatch},
 	{"gbfs", "poll a GBFS feed and publish its station status to a daemon", runGBFS},
+	{"ocpi", "poll an OCPI locations endpoint and publish EVSE status changes", runOCPI},
 	{"demo", "run the daemon on a simulated bike-share cluster, report and plot", runDemo},
 	{"snapshot", "inspect a daemon snapshot file: dcgpd snapshot inspect FILE", runSnapshot},
 	{"version", "print the module version and VCS revision of this build", runVersion},

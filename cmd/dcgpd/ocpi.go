@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/stream/ocpi"
+)
+
+// runOCPI polls an OCPI 2.2.1 locations endpoint and publishes the EVSE
+// statuses as they change.
+func runOCPI(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dcgpd ocpi", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := ocpi.DefaultConfig()
+	fs.StringVar(&cfg.URL, "url", "", "the OCPI 2.2.1 locations endpoint (required)")
+	model := fs.String("model", "", "model name: publishes to <prefix>.evse.<model> (required)")
+	tokenFile := fs.String("token-file", "", "file holding the OCPI credentials token (default $OCPI_TOKEN; empty: no Authorization header)")
+	url := fs.String("nats", envOr("NATS_URL", nats.DefaultURL), "NATS server URL(s), comma-separated (default $NATS_URL, else nats://127.0.0.1:4222)")
+	prefix := fs.String("prefix", "dcgp", "subject prefix (the daemon's nats.prefix)")
+	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "time between polls")
+	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "per page request")
+	fs.IntVar(&cfg.Limit, "limit", cfg.Limit, "page size asked for (0: the server's)")
+	fs.DurationVar(&cfg.MaxAge, "max-age", cfg.MaxAge, "refuse a response whose timestamp is older (0: no check)")
+	fs.IntVar(&cfg.MaxPages, "max-pages", cfg.MaxPages, "most pages in one poll")
+	metrics := fs.String("metrics", "", "serve Prometheus /metrics on this address (empty: off)")
+	level := fs.String("log-level", "info", "debug | info | warn | error")
+	format := fs.String("log-format", "auto", "json | console | auto")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if cfg.URL == "" || *model == "" {
+		fmt.Fprintln(stderr, "dcgpd ocpi: --url and --model are required")
+		fs.Usage()
+		return errUsage
+	}
+	cfg.Token = os.Getenv("OCPI_TOKEN")
+	if *tokenFile != "" {
+		b, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			return fmt.Errorf("reading the OCPI token: %w", err)
+		}
+		cfg.Token = strings.TrimSpace(string(b))
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "dcgpd %v\n", err)
+		return errUsage
+	}
+	log, err := newLogger(stderr, config.LogConfig{Level: *level, Format: *format})
+	if err != nil {
+		return err
+	}
+	nc, err := nats.Connect(*url, nats.Name("dcgpd ocpi"), nats.MaxReconnects(-1))
+	if err != nil {
+		return fmt.Errorf("connecting to NATS at %s: %w", *url, err)
+	}
+	defer nc.Close()
+	reg := prometheus.NewRegistry()
+	if *metrics != "" {
+		srv := &http.Server{Addr: *metrics, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
+		errc := make(chan error, 1)
+		go func() { errc <- srv.ListenAndServe() }()
+		defer func() {
+			_ = srv.Close()
+			if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Warn().Err(err).Msg("metrics listener")
+			}
+		}()
+	}
+	pub := ocpi.NewNATSPublisher(nc, *prefix, *model)
+	p, err := ocpi.NewPoller(cfg, pub, log, ocpi.NewMetrics(reg))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "polling %s, publishing to %s on %s\n", cfg.URL, pub.Subject, nc.ConnectedUrlRedacted())
+	if err := p.Run(ctx); !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil // stopped by a signal
+}
