@@ -36,6 +36,11 @@ func Describe(w io.Writer, m *Model, size int) {
 		p("running job      %d bins, applied before bin %d, relearn %v", len(j.Bins), j.ApplyAt, j.Relearn)
 	}
 	p("latest estimate  %d bytes", len(m.Latest))
+	if len(m.ConfigDigest) > 0 {
+		p("model digest     %.8x", m.ConfigDigest)
+	} else {
+		p("model digest     none (written before digests)")
+	}
 }
 
 func ts(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339) }

@@ -123,8 +123,14 @@ func (m *Model) encode(e *encoder) {
 		e.boolean(j.Relearn)
 	}
 	e.bytes(m.Latest)
-	if len(m.MeanScale) > 0 {
+	// Optional trailing fields, in order; a field is written when it or a
+	// later one is set, so that an older file (ending earlier) reads as
+	// their absence.
+	if len(m.MeanScale) > 0 || len(m.ConfigDigest) > 0 {
 		e.f64s(m.MeanScale)
+	}
+	if len(m.ConfigDigest) > 0 {
+		e.bytes(m.ConfigDigest)
 	}
 }
 
@@ -181,6 +187,9 @@ func (m *Model) decode(d *decoder) {
 	m.Latest = d.bytes()
 	if d.err == nil && len(d.b) > 0 {
 		m.MeanScale = d.f64s()
+	}
+	if d.err == nil && len(d.b) > 0 {
+		m.ConfigDigest = d.bytes()
 	}
 }
 

@@ -42,6 +42,12 @@ type Model struct {
 	// level = "scale"; nil: as fitted). Written after Latest only when
 	// set, so a file without it reads as before.
 	MeanScale []float64
+	// ConfigDigest is a digest of the model as its configuration built
+	// it (likelihood, hyperparameters, fixed parameters, prior mean),
+	// before any re-learning: a restore under a configuration whose digest
+	// differs is refused, so that a new model_file never loses silently to
+	// the snapshot's state. Empty in snapshots written before digests.
+	ConfigDigest []byte
 }
 
 // Filter is a Kalman filter head: one mean and covariance per chain.

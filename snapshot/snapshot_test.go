@@ -88,12 +88,17 @@ func sameBits(t *testing.T, a, b *Model) {
 func TestRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range []struct {
-		name string
-		np   int
-		job  bool
-	}{{"one product", 1, false}, {"three products", 3, false}, {"with job", 3, true}} {
+		name   string
+		np     int
+		job    bool
+		digest bool
+	}{{"one product", 1, false, false}, {"three products", 3, false, false}, {"with job", 3, true, false},
+		{"config digest, no level", 3, false, true}, {"config digest and level", 3, true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := sample(rng, tc.np, tc.job)
+			if tc.digest {
+				m.ConfigDigest = []byte{0xde, 0xad, 0, 0xbe, 0xef}
+			}
 			got, err := Unmarshal(Marshal(m))
 			if err != nil {
 				t.Fatal(err)
@@ -101,6 +106,9 @@ func TestRoundTrip(t *testing.T) {
 			sameBits(t, m, got)
 			if !reflect.DeepEqual(m.MeanScale, got.MeanScale) {
 				t.Fatalf("prior mean level %v, decoded %v", m.MeanScale, got.MeanScale)
+			}
+			if !bytes.Equal(m.ConfigDigest, got.ConfigDigest) {
+				t.Fatalf("config digest %x, decoded %x", m.ConfigDigest, got.ConfigDigest)
 			}
 			// Field-wise equality where reflect can judge (no NaN there).
 			if !reflect.DeepEqual(m.Online, got.Online) || !reflect.DeepEqual(m.ModelParams, got.ModelParams) ||

@@ -85,7 +85,10 @@ type Runner struct {
 	confirmCh chan struct{}
 
 	// Snapshots (snapshots.go); store nil: off.
-	store       snapshot.Store
+	store snapshot.Store
+	// digest is the configured model's digest (modelDigest), set by
+	// Restore before anything moves the hyperparameters.
+	digest      []byte
 	snapEvery   time.Duration
 	lastSnap    time.Time
 	snapApplied uint64

@@ -1,9 +1,11 @@
 package stream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/dcgpd/dcgpd/snapshot"
@@ -32,6 +34,7 @@ func (r *Runner) writeSnapshot(reason string) {
 		return
 	}
 	m := r.snapshotOf()
+	m.ConfigDigest = r.digest
 	data := snapshot.Marshal(m)
 	r.log.Debug().Str("reason", reason).Uint64("applied", m.Applied).Int("bytes", len(data)).Msg("snapshot writing")
 	if err := r.store.Write(r.cfg.Name, data); err != nil {
@@ -68,6 +71,7 @@ func (r *Runner) Restore(ctx context.Context) error {
 		return nil
 	}
 	began := time.Now()
+	r.digest = modelDigest(&r.cfg.Model, r.built)
 	if fs, ok := r.store.(*snapshot.FileStore); ok {
 		fs.RemoveTemporary(r.cfg.Name)
 	}
@@ -87,6 +91,20 @@ func (r *Runner) Restore(ctx context.Context) error {
 		}
 		return nil
 	}
+	switch {
+	case len(m.ConfigDigest) == 0:
+		r.log.Warn().Str("generation", g.String()).Msg("the snapshot predates configuration digests: a change of the model's configuration since cannot be detected; the next snapshot records it")
+	case !bytes.Equal(m.ConfigDigest, r.digest):
+		where := "its [models.model] and [models.fit] tables"
+		if r.cfg.ModelFile != "" {
+			where = "its model_file " + r.cfg.ModelFile
+		}
+		return fmt.Errorf("model %s: %w (%s now builds another model than the one snapshot %s was made with, digest %.8x, now %.8x): "+
+			"restoring it would keep the old hyperparameters. To serve the new configuration, remove the model's snapshot "+
+			"(%s) and restart: the model then starts from the new configuration and re-filters the input the stream still holds. "+
+			"To keep the running state, restore the previous configuration",
+			r.cfg.Name, ErrModelChanged, where, g, m.ConfigDigest, r.digest, r.snapshotWhere())
+	}
 	r.log.Info().Str("generation", g.String()).Uint64("applied", m.Applied).Int("window", len(m.Window)).Msg("restoring from snapshot")
 	if err := r.restoreFrom(ctx, m); err != nil {
 		return fmt.Errorf("model %s: %w", r.cfg.Name, err)
@@ -95,4 +113,13 @@ func (r *Runner) Restore(ctx context.Context) error {
 	r.met.restoreSeconds.Set(took.Seconds())
 	r.log.Info().Str("generation", g.String()).Uint64("applied", m.Applied).Int64("bins", m.Processed).Dur("took", took).Msg("restored from snapshot")
 	return nil
+}
+
+// snapshotWhere says where the model's snapshot is, for an operator who
+// has to remove it.
+func (r *Runner) snapshotWhere() string {
+	if fs, ok := r.store.(*snapshot.FileStore); ok {
+		return fmt.Sprintf("%s and %s.prev", filepath.Join(fs.Dir, r.cfg.Name+".snap"), filepath.Join(fs.Dir, r.cfg.Name+".snap"))
+	}
+	return fmt.Sprintf("key %s of the dcgp_snapshots key-value bucket, e.g. `nats kv del dcgp_snapshots %s`", r.cfg.Name, r.cfg.Name)
 }
