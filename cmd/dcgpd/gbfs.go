@@ -2,18 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/stream/gbfs"
@@ -65,17 +61,7 @@ func runGBFS(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	reg := prometheus.NewRegistry()
-	if *metrics != "" {
-		srv := &http.Server{Addr: *metrics, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
-		errc := make(chan error, 1)
-		go func() { errc <- srv.ListenAndServe() }()
-		defer func() {
-			_ = srv.Close()
-			if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Warn().Err(err).Msg("metrics listener")
-			}
-		}()
-	}
+	defer serveMetrics(*metrics, reg, log)()
 	p, err := gbfs.NewPoller(cfg, gbfs.JetStreamPublisher{JS: js}, gbfs.NewMetrics(reg), log)
 	if err != nil {
 		return err

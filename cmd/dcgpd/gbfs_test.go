@@ -10,11 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
-
-	"github.com/dcgpd/dcgpd/stream/natsio"
 	"github.com/dcgpd/dcgpd/stream/stationstatus"
 )
 
@@ -22,23 +17,9 @@ import (
 // (timestamps of now) and an embedded NATS whose stream stores the status
 // subject, with the URL given by NATS_URL; it stops on cancellation.
 func TestGBFSCommand(t *testing.T) {
-	emb, err := natsio.StartEmbedded("127.0.0.1:-1", t.TempDir(), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Shutdown()
-	nc, err := nats.Connect(emb.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	st := adapterStream(t, "STATUS", "dcgp.status.>")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "STATUS", Subjects: []string{"dcgp.status.>"}, Duplicates: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().Unix()
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +39,6 @@ func TestGBFSCommand(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	t.Setenv("NATS_URL", emb.ClientURL())
 	runCtx, stop := context.WithCancel(ctx)
 	var stdout, stderr bytes.Buffer
 	done := make(chan int, 1)

@@ -6,14 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/stream/ocpi"
@@ -68,17 +65,7 @@ func runOCPI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer nc.Close()
 	reg := prometheus.NewRegistry()
-	if *metrics != "" {
-		srv := &http.Server{Addr: *metrics, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
-		errc := make(chan error, 1)
-		go func() { errc <- srv.ListenAndServe() }()
-		defer func() {
-			_ = srv.Close()
-			if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Warn().Err(err).Msg("metrics listener")
-			}
-		}()
-	}
+	defer serveMetrics(*metrics, reg, log)()
 	pub := ocpi.NewNATSPublisher(nc, *prefix, *model)
 	p, err := ocpi.NewPoller(cfg, pub, log, ocpi.NewMetrics(reg))
 	if err != nil {

@@ -14,11 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
-
-	"github.com/dcgpd/dcgpd/stream/natsio"
 	"github.com/dcgpd/dcgpd/stream/ocpi"
 )
 
@@ -27,23 +22,9 @@ import (
 // stream stores the EVSE subject; both statuses are stored, and the
 // command stops on cancellation.
 func TestOCPICommand(t *testing.T) {
-	emb, err := natsio.StartEmbedded("127.0.0.1:-1", t.TempDir(), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Shutdown()
-	nc, err := nats.Connect(emb.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	st := adapterStream(t, "EVSE", "dcgp.evse.>")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "EVSE", Subjects: []string{"dcgp.evse.>"}, Duplicates: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().UTC()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Token "+base64.StdEncoding.EncodeToString([]byte("secret-token")) {
@@ -62,7 +43,6 @@ func TestOCPICommand(t *testing.T) {
 	if err := os.WriteFile(token, []byte("secret-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("NATS_URL", emb.ClientURL())
 	runCtx, stop := context.WithCancel(ctx)
 	var stdout, stderr bytes.Buffer
 	done := make(chan int, 1)
