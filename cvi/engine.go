@@ -59,8 +59,6 @@ type Engine struct {
 	pgrad  []float64
 	// gradWork holds the kernel-gradient workers' model clones.
 	gradWork []*gradWorker
-	// Sites before the previous step, for Converge's backtracking.
-	prev1, prev2 []float64
 	// cstate is the coupled update's working memory (engine_coupled.go);
 	// coupledOn: update takes the coupled step (Converge sets it).
 	cstate       *coupledState
