@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
 	"github.com/dcgpd/dcgpd/config"
@@ -61,7 +62,7 @@ func New(cfg config.Config, log zerolog.Logger) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{cfg: cfg, log: log, reg: prometheus.NewRegistry(), runners: map[string]*stream.Runner{}, started: make(chan struct{})}
-	d.reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	d.met = stream.NewMetrics(d.reg)
 	d.rebMet = rebalance.NewMetrics(d.reg)
 	d.statusLog = ratelimit.New(20, time.Minute)

@@ -63,8 +63,6 @@ type chainSplit struct {
 	fail      [2]int
 	err       [2]error
 	nonFinite [2]bool
-	// The pass's arguments (views, dropped after the pass).
-	args chainArgs
 }
 
 // chainSync is what both goroutines of a split pass share: the next piece

@@ -183,7 +183,7 @@ func TestClusterSpread(t *testing.T) {
 	left := instanceOf(procs[1])
 	procs[1].stop(t)
 	stopped := time.Now()
-	o = waitOwners(t, js, bound, "all 12 on the last instance", func(o map[string]string) bool {
+	waitOwners(t, js, bound, "all 12 on the last instance", func(o map[string]string) bool {
 		return len(o) == 12 && load(o)[instanceOf(procs[2])] == 12
 	})
 	t.Logf("SIGINT of another: the last holds all 12 after %v", time.Since(stopped).Round(time.Millisecond))

@@ -48,11 +48,6 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // citySpacingM is --city's spacing: about a bike-share city's hub density.
 const citySpacingM = 300
 
-// simulateCluster draws the demo's bike-share cluster.
-func simulateCluster(seed uint64, hubs, days int) (*synth.Dataset, error) {
-	return simulateLayout(seed, hubs, days, 0)
-}
-
 // simulateLayout draws a bike-share cluster, or a city of hubs with
 // spacingM > 0.
 func simulateLayout(seed uint64, hubs, days int, spacingM float64) (*synth.Dataset, error) {
