@@ -75,8 +75,9 @@ type SnapshotConfig struct {
 }
 
 // Faults are delays a crash test injects so that a kill lands inside a
-// snapshot write or a re-smooth (`DCGPD_FAULT_PAUSE`); zero in
-// production.
+// snapshot write or a re-smooth (`DCGPD_FAULT_PAUSE`, read only by a
+// binary built with -tags faultinject, as the end-to-end tests build it);
+// zero in a release binary.
 type Faults struct {
 	SnapshotPause time.Duration
 	ResmoothPause time.Duration

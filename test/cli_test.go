@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	dcgpdPath = filepath.Join(dir, "dcgpd")
-	out, err := exec.Command("go", "build", "-o", dcgpdPath, "../cmd/dcgpd").CombinedOutput()
+	out, err := exec.Command("go", "build", "-tags", "faultinject", "-o", dcgpdPath, "../cmd/dcgpd").CombinedOutput()
 	if err != nil {
 		os.Stderr.Write(out)
 		os.RemoveAll(dir)

@@ -333,7 +333,7 @@ func saveModel(path string, sp spec.Spec, res *fitResult, src fitSource) error {
 	if err := fitted.Encode(&buf, header); err != nil {
 		return fmt.Errorf("--save-model: %w", err)
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := writeFileAtomic(path, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("--save-model: %w", err)
 	}
 	return nil

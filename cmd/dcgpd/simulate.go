@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -62,26 +63,75 @@ func writeCluster(dir string, ds *synth.Dataset) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	create := func(name string) (*os.File, error) { return os.Create(filepath.Join(dir, name)) }
-	pf, err := create("products.csv")
+	return writeClusterFiles(func(name string) (outFile, error) { return os.Create(filepath.Join(dir, name)) }, ds)
+}
+
+// outFile is a file simulate writes.
+type outFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// csvOut is one output file behind a buffer: a write error sticks in the
+// buffer and comes out of finish, named by the file.
+type csvOut struct {
+	name string
+	f    outFile
+	w    *bufio.Writer
+}
+
+// finish flushes, syncs and closes the file, reporting the first error.
+func (o *csvOut) finish() error {
+	err := o.w.Flush()
+	if err == nil {
+		err = o.f.Sync()
+	}
+	if cerr := o.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("simulate: writing %s: %w", o.name, err)
+	}
+	return nil
+}
+
+// writeClusterFiles writes products.csv, obs.csv and truth.csv through
+// create; any write, sync or close error fails it.
+func writeClusterFiles(create func(name string) (outFile, error), ds *synth.Dataset) (err error) {
+	var outs []*csvOut
+	defer func() {
+		for _, o := range outs {
+			if ferr := o.finish(); err == nil {
+				err = ferr
+			}
+		}
+	}()
+	open := func(name string) (*bufio.Writer, error) {
+		f, err := create(name)
+		if err != nil {
+			return nil, err
+		}
+		o := &csvOut{name: name, f: f, w: bufio.NewWriter(f)}
+		outs = append(outs, o)
+		return o.w, nil
+	}
+	pf, err := open("products.csv")
 	if err != nil {
 		return err
 	}
-	defer pf.Close()
 	fmt.Fprintln(pf, "product,x,y")
 	for i, p := range ds.Products {
 		fmt.Fprintf(pf, "%s,%g,%g\n", p, ds.Features[i][0], ds.Features[i][1])
 	}
-	of, err := create("obs.csv")
+	of, err := open("obs.csv")
 	if err != nil {
 		return err
 	}
-	defer of.Close()
-	tf, err := create("truth.csv")
+	tf, err := open("truth.csv")
 	if err != nil {
 		return err
 	}
-	defer tf.Close()
 	fmt.Fprintln(of, "time,product,demand,supply,censored")
 	fmt.Fprintln(tf, "time,product,true_demand,rate")
 	num := func(v float64) string {
@@ -118,11 +168,6 @@ func writeCluster(dir string, ds *synth.Dataset) error {
 			}
 			fmt.Fprintf(of, "%g,%s,%s,%s,%d\n", r.t, p, demand, num(r.split.Supply[r.i][k]), cens)
 			fmt.Fprintf(tf, "%g,%s,%s,%s\n", r.t, p, num(r.split.TrueY[r.i][k]), num(r.split.TrueF[r.i][k]))
-		}
-	}
-	for _, f := range []*os.File{pf, of, tf} {
-		if err := f.Sync(); err != nil {
-			return err
 		}
 	}
 	return nil
