@@ -337,12 +337,15 @@ func TestDaemonFilteredEqualsBatchFilter(t *testing.T) {
 func TestDaemonResmoothEqualsFit(t *testing.T) {
 	// Both sides are CVI fixed points reached from different starts (the
 	// online sites vs zero sites) at the same ELBO tolerance (1e-9
-	// relative); with diagonal sites the Gauss–Newton fixed point is
-	// flatter, so the two land further apart.
+	// relative). Measured (go test -v -run TestDaemonResmoothEqualsFit
+	// ./test/): full sites max |Δmean| 3.3e-4 of the largest posterior sd
+	// 1.17 (2.8e-4 of it), relative Δvar 6.3e-5; diagonal sites 4e-5 of
+	// 1.04 (3.8e-5), relative Δvar 1.7e-6. The bounds are 3.5 and 2.6
+	// times those.
 	for _, tc := range []struct {
 		sites string
 		tol   float64
-	}{{"full", 1e-3}, {"diagonal", 5e-3}} {
+	}{{"full", 1e-3}, {"diagonal", 1e-4}} {
 		t.Run(tc.sites, func(t *testing.T) { resmoothEqualsFit(t, tc.sites, tc.tol) })
 	}
 }
