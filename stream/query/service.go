@@ -48,6 +48,14 @@ const (
 type Runners interface {
 	Runner(name string) *stream.Runner
 	Where(ctx context.Context, model string) string
+	// Models lists every configured model, in configuration order.
+	Models() []string
+}
+
+// ModelsReply answers a request that names no model ({}): the configured
+// models, in configuration order.
+type ModelsReply struct {
+	Models []string `json:"models"`
 }
 
 // forwardWait bounds how long a request forwarded to the instance that
@@ -93,6 +101,10 @@ func Start(nc *nats.Conn, d Runners, instance string) (micro.Service, error) {
 			var q Query
 			if err := json.Unmarshal(req.Data(), &q); err != nil {
 				_ = req.Error("400", "request must be JSON {\"model\": ..., \"product\": ...}", nil)
+				return
+			}
+			if q.Model == "" {
+				_ = req.RespondJSON(ModelsReply{Models: d.Models()})
 				return
 			}
 			if r := d.Runner(q.Model); r != nil {
