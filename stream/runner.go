@@ -586,8 +586,10 @@ type Status struct {
 	Revision     int              `json:"revision"`
 	Resmoothing  bool             `json:"resmoothing"`
 	LastResmooth *time.Time       `json:"last_resmooth,omitempty"`
-	// LagSeconds is how far the last processed bin's end trails the wall
-	// clock.
+	// LagSeconds is the wall-clock time since the end of the newest bin
+	// processed, at the last bin or re-smooth: with live input, how far
+	// the estimates trail real time; after a replay of old data, the
+	// data's age.
 	LagSeconds float64 `json:"lag_seconds"`
 }
 
@@ -598,7 +600,16 @@ func (r *Runner) publishView(latest *wire.LatentMessage) {
 			v.Latest = old.Latest
 		}
 	}
-	v.Status = Status{Model: r.cfg.Name, Products: r.prods.Names, Parameters: r.built.Parameters(),
+	// A parameter is "learned" here only if this daemon re-learns it: the
+	// model re-learns (resmooth.relearn, on a re-smoothing schedule) and
+	// the parameter is not held fixed. [fit] learn is `dcgpd fit`'s.
+	params := r.built.Parameters()
+	rs := r.cfg.Resmooth
+	relearns := rs.Relearn && (rs.EveryBins > 0 || rs.Interval.Duration > 0)
+	for i := range params {
+		params[i].Learned = relearns && !r.built.Fixed[params[i].Name]
+	}
+	v.Status = Status{Model: r.cfg.Name, Products: r.prods.Names, Parameters: params,
 		Bins: r.processed, OpenBins: r.asm.Open(), Revision: r.revision, Resmoothing: r.job != nil && r.job.res == nil}
 	if v.Latest != nil {
 		lb := v.Latest.BinStart
