@@ -33,7 +33,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cfgPath := fs.String("config", "", "model configuration TOML (see config.toml)")
 	lik := fs.String("likelihood", "", "gaussian | tobit | diffusion | poisson | censored-poisson (overrides the config)")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
-	savePath := fs.String("save-model", "", "write the fitted model (hyperparameters in user units, [fit] learn = false) to this TOML file, for `fit --config`, `serve` (model_file) and `backtest --config`")
+	savePath := fs.String("save-model", "", "write the fitted model (hyperparameters in user units, [fit] learn = false) to this TOML file, for fit --config, serve (model_file) and backtest --config")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -16,6 +16,9 @@ import (
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: dcgpd version\n\nPrints the module version, the VCS revision (\"(modified)\" for uncommitted changes),\nthe commit time and the Go version this binary was built from. It takes no flags.")
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
