@@ -440,6 +440,9 @@ func LoadConfig(path string) (Config, error) {
 	if err := c.loadModelFiles(b); err != nil {
 		return Config{}, fmt.Errorf("%s:%w", path, err)
 	}
+	if err := c.checkProductsFiles(b); err != nil {
+		return Config{}, fmt.Errorf("%s:%w", path, err)
+	}
 	// Credential and TLS files are relative to the file, as documented.
 	for _, p := range []*string{&c.NATS.NKeyFile, &c.NATS.CredsFile, &c.NATS.TLSCA, &c.NATS.TLSCert, &c.NATS.TLSKey} {
 		*p = c.Path(*p)
@@ -550,6 +553,29 @@ func definedUnder(md toml.MetaData, i int, table string) bool {
 // loadModelFiles reads each entry's model_file (relative to the
 // configuration) into its Model and Fit. Errors start with the line of the
 // model_file key in b and name the model file and its own line.
+// checkProductsFiles refuses, with its line, a products file that cannot
+// be read, before the daemon starts anything (the runner reads it).
+func (c *Config) checkProductsFiles(b []byte) error {
+	for i := range c.Models {
+		m := &c.Models[i]
+		if m.Products == "" {
+			continue
+		}
+		f, err := os.Open(c.Path(m.Products))
+		if err == nil {
+			var st os.FileInfo
+			if st, err = f.Stat(); err == nil && st.IsDir() {
+				err = fmt.Errorf("%s is a directory", c.Path(m.Products))
+			}
+			f.Close()
+		}
+		if err != nil {
+			return fmt.Errorf("%d: models[%d] (%s).products: %w", entryKeyLine(b, i, "products"), i, m.Name, err)
+		}
+	}
+	return nil
+}
+
 func (c *Config) loadModelFiles(b []byte) error {
 	for i := range c.Models {
 		m := &c.Models[i]
