@@ -121,7 +121,8 @@ func TestSimulateFitRecoversTrueDemand(t *testing.T) {
 				return v
 			}
 			m, v, pv, q05, q95 := num(2), num(3), num(4), num(5), num(6)
-			if !(v > 0 && pv > v && q05 < m && m < q95) {
+			// q05, q95: quantiles of the demand max(f, 0), as the daemon's.
+			if !(v > 0 && pv > v && q05 >= 0 && q05 <= math.Max(m, 0) && m < q95) {
 				t.Fatalf("row %d: inconsistent %v", i, post[i])
 			}
 			if obs[i][2] == "" { // held-out hour

@@ -17,6 +17,7 @@ import (
 	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/filter"
 	"github.com/dcgpd/dcgpd/stream/csvio"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // z95 is the standard normal 95% quantile: q05/q95 = mean ∓ z95·sd.
@@ -92,8 +93,7 @@ func writeFitPosterior(path string, stdout io.Writer, obs *csvio.Obs, grid *csvi
 			rows[i] = csvio.Estimate{Time: r.TimeText, Product: r.Product, Mean: mu, Var: vmu, PredVar: mu + vmu, Q05: q05, Q95: q95}
 			continue
 		}
-		sd := math.Sqrt(math.Max(v, 0))
-		rows[i] = csvio.Estimate{Time: r.TimeText, Product: r.Product, Mean: m, Var: v, PredVar: v + res.noise, Q05: m - z95*sd, Q95: m + z95*sd}
+		rows[i] = gaussianRow(r.TimeText, r.Product, m, v, res.noise)
 	}
 	out := stdout
 	if path != "" {
@@ -337,4 +337,12 @@ func saveModel(path string, sp spec.Spec, res *fitResult, src fitSource) error {
 		return fmt.Errorf("--save-model: %w", err)
 	}
 	return nil
+}
+
+// gaussianRow is a posterior row of a Gaussian latent demand f ~ N(m, v):
+// the daemon's estimate (wire.NewEstimate), so that q05 and q95 have one
+// definition in fit and serve: the quantiles of the demand max(f, 0).
+func gaussianRow(time, product string, m, v, noise float64) csvio.Estimate {
+	e := wire.NewEstimate(product, m, v, noise)
+	return csvio.Estimate{Time: time, Product: product, Mean: e.Mean, Var: e.Var, PredVar: e.PredVar, Q05: e.Q05, Q95: e.Q95}
 }
