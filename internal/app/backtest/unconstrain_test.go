@@ -3,6 +3,7 @@ package backtest
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/optimize"
@@ -139,7 +140,7 @@ func TestUnconstrainSample(t *testing.T) {
 	g := testGrid(3*week, map[int]bool{2*week + 5: true})
 	u := unconstrainSample{season: season{g: g, day: 24, week: week}, weeks: 3}
 	x, _ := u.sample(2*week+5, 0, nil, nil)
-	if want := []float64{2*week + 5, week + 5, 5}; !equalFloats(x, want) {
+	if want := []float64{2*week + 5, week + 5, 5}; !slices.Equal(x, want) {
 		t.Errorf("weekly sample %v, want %v", x, want)
 	}
 	g.Censored[5][0] = true // now one uncensored: fall back to the days
@@ -147,16 +148,4 @@ func TestUnconstrainSample(t *testing.T) {
 	if len(x) != 15 || x[1] != 2*week+5-24 || x[14] != 5 {
 		t.Errorf("daily sample %v, want the 15 bins back from %d by 24 to the first day", x, 2*week+5)
 	}
-}
-
-func equalFloats(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
