@@ -64,9 +64,10 @@
 // over the bin's own shocks, and the chain is run with it (a
 // BinNodes² Gauss–Hermite rule per bin). The shared shocks are
 // integrated by a SharedNodes² Gauss–Hermite grid around the whole run.
-// The default ρ = 1 (every bin's error is one level error of the flow,
-// as the daily shape and the long-lengthscale components of dcgpd's
-// hourly bike models dominate the forecast variance) needs no per-bin
+// The default ρ = 1 (every bin's error is one level error of the flow)
+// was kept on the decision backtest's selection month, where ρ = 0, ρ =
+// 1 and the mean plugged in left unmet trips within 0.05 per
+// station-day of each other (docs/rebalancing.md); it needs no per-bin
 // rule: 25 chain runs per station with 5 nodes a flow. The clamp
 // makes the integrand non-smooth in z, so Gauss–Hermite converges
 // slowly: on a station whose forecast sd is 1.4–2.5 trips a bin with
