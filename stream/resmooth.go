@@ -481,6 +481,7 @@ func (r *Runner) applyResmooth() {
 	}
 	r.revision = pj.revision
 	r.lastResmooth = time.Now()
+	r.log.Debug().Int64("apply_at", pj.applyAt).Int("revision", pj.revision).Msg("re-smooth swapped in")
 }
 
 func anyObserved(d *cvi.Data) bool {

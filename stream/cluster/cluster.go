@@ -329,6 +329,16 @@ func (n *clusterNode) forget(s *slot) {
 // stops in the background (n.mu held). The epoch's consumer is deleted
 // in the background too (deleteOwnConsumer).
 func (n *clusterNode) drop(s *slot, why error) {
+	n.stopSlot(s)
+	n.met.handovers.WithLabelValues("lost").Inc()
+	n.log.Error().AnErr("renewal", why).Str("model", s.model).Uint64("epoch", s.epoch).Msg("model lease lost: stopped working on it")
+	go n.deleteOwnConsumer(s)
+}
+
+// stopSlot closes a slot's gates (nothing more is published,
+// acknowledged or snapshotted), stops its consumer and runner and
+// forgets it (n.mu held).
+func (n *clusterNode) stopSlot(s *slot) {
 	s.fenced()
 	if s.cons != nil {
 		s.cons.Stop()
@@ -337,9 +347,6 @@ func (n *clusterNode) drop(s *slot, why error) {
 		s.cancel()
 	}
 	n.forget(s)
-	n.met.handovers.WithLabelValues("lost").Inc()
-	n.log.Error().AnErr("renewal", why).Str("model", s.model).Uint64("epoch", s.epoch).Msg("model lease lost: stopped working on it")
-	go n.deleteOwnConsumer(s)
 }
 
 // handOver starts a clean handover: stop pulling, let the runner
@@ -410,12 +417,20 @@ func (n *clusterNode) acquire(ctx context.Context, m config.ModelConfig) {
 	if err == nil && s.lost.Load() {
 		err = errLeaseLost
 	}
-	if err != nil {
+	if errors.Is(err, errLeaseLost) {
 		n.drop(s, err)
+		return
+	}
+	if err != nil {
+		// The lease is held: stop what started, release it for another
+		// instance (or this one at its next step).
+		n.stopSlot(s)
+		n.met.handovers.WithLabelValues("failed").Inc()
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.ttl/4)
-		_ = n.l.release(rctx, m.Name, s.rev.Load())
+		rerr := n.l.release(rctx, m.Name, s.rev.Load())
 		cancel()
-		n.log.Error().Err(err).Str("model", m.Name).Msg("model not started; lease released")
+		n.log.Error().Err(err).AnErr("release", rerr).Str("model", m.Name).Uint64("epoch", s.epoch).Msg("model not started; lease released")
+		go n.deleteOwnConsumer(s)
 		return
 	}
 	n.host.Owned(m.Name, s.r)
@@ -446,18 +461,22 @@ func (n *clusterNode) start(ctx context.Context, s *slot, m config.ModelConfig) 
 	if !s.valid() {
 		return errLeaseLost
 	}
-	if err := n.dropConsumers(sctx, m.Name); err != nil {
+	if err := n.dropConsumers(sctx, s, m.Name); err != nil {
 		return fmt.Errorf("previous consumers: %w", err)
 	}
-	if !s.valid() {
-		return errLeaseLost
-	}
+	// A repeated fence is harmless: outputs expect the last one's
+	// sequence.
 	fb, _ := json.Marshal(fence{Instance: s.instance, Epoch: s.epoch})
-	ack, err := n.js.Publish(sctx, sink.fenceSubj, fb)
+	err := n.attempt(sctx, s, func(actx context.Context) error {
+		ack, err := n.js.Publish(actx, sink.fenceSubj, fb)
+		if err == nil {
+			sink.fenceSeq = ack.Sequence
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("fence: %w", err)
 	}
-	sink.fenceSeq = ack.Sequence
 	r, err := n.host.NewRunner(m, sink, n.o.Log.With().Uint64("epoch", s.epoch).Logger())
 	if err != nil {
 		return err

@@ -199,27 +199,64 @@ func isModelConsumer(name, model string) bool {
 // "missing", which the client drops), so a busy cluster could hide the
 // previous owner's consumer from a listing by info. The names are
 // collected before any is deleted: the listing pages by offset.
-func (n *clusterNode) dropConsumers(ctx context.Context, model string) error {
-	st, err := n.js.Stream(ctx, natsio.ObsStream)
+//
+// Each request is an attempt of at most 3 s, repeated while the lease
+// holds: with a server down, a request the cluster does not answer (its
+// meta leader being re-elected, say) is sent again rather than waited for
+// until the takeover's deadline.
+func (n *clusterNode) dropConsumers(ctx context.Context, s *slot, model string) error {
+	var names []string
+	err := n.attempt(ctx, s, func(actx context.Context) error {
+		st, err := n.js.Stream(actx, natsio.ObsStream)
+		if err != nil {
+			return err
+		}
+		lister := st.ConsumerNames(actx)
+		names = names[:0]
+		for name := range lister.Name() {
+			if isModelConsumer(name, model) {
+				names = append(names, name)
+			}
+		}
+		if err := lister.Err(); err != nil {
+			return fmt.Errorf("listing consumers: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	lister := st.ConsumerNames(ctx)
-	var names []string
-	for name := range lister.Name() {
-		if isModelConsumer(name, model) {
-			names = append(names, name)
-		}
-	}
-	if err := lister.Err(); err != nil {
-		return fmt.Errorf("listing consumers: %w", err)
-	}
 	for _, name := range names {
-		if err := st.DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-			return fmt.Errorf("deleting consumer %s: %w", name, err)
+		err := n.attempt(ctx, s, func(actx context.Context) error {
+			err := n.js.DeleteConsumer(actx, natsio.ObsStream, name)
+			if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+				return fmt.Errorf("deleting consumer %s: %w", name, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// attempt runs one JetStream request of a takeover in attempts of at most
+// 3 s until it succeeds, fails otherwise than by timing out, ctx ends or
+// the lease is lost (errLeaseLost).
+func (n *clusterNode) attempt(ctx context.Context, s *slot, req func(context.Context) error) error {
+	return natsio.RetrySetup(ctx, func(actx context.Context) error {
+		if !s.valid() {
+			return errLeaseLost
+		}
+		err := req(actx)
+		if err != nil && actx.Err() != nil && ctx.Err() == nil {
+			// A request cut short by the attempt's deadline, whatever
+			// error the client reported for it: try again.
+			return context.DeadlineExceeded
+		}
+		return err
+	})
 }
 
 // deleteOwnConsumer deletes a lost epoch's consumer, retrying for up to

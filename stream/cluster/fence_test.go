@@ -78,7 +78,9 @@ func TestDropConsumers(t *testing.T) {
 		keep = append(keep, name)
 	}
 	n := &clusterNode{js: js}
-	if err := n.dropConsumers(ctx, "city"); err != nil {
+	held := &slot{model: "city"}
+	held.extend(time.Now(), time.Hour)
+	if err := n.dropConsumers(ctx, held, "city"); err != nil {
 		t.Fatal(err)
 	}
 	var left []string

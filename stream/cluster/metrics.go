@@ -16,7 +16,7 @@ func newClusterMetrics(reg prometheus.Registerer) *clusterMetrics {
 		renewals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_cluster_lease_renewals_total",
 			Help: "Lease renewals by result: ok, failed (a failure past the local deadline or to another owner drops the model)."}, []string{"result"}),
 		handovers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_cluster_handovers_total",
-			Help: "Ownership changes of this instance: acquired, released (clean handover: snapshot, release), lost (lease expired or fenced)."}, []string{"kind"}),
+			Help: "Ownership changes of this instance: acquired, released (clean handover: snapshot, release), lost (lease expired or fenced), failed (won but not started: lease released)."}, []string{"kind"}),
 		takeover: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "dcgpd_cluster_takeover_seconds",
 			Help: "From winning a model's lease to its input consumer bound: fence, restore from the JetStream snapshot, claim.", Buckets: prometheus.ExponentialBuckets(1e-3, 2, 16)}),
 	}
