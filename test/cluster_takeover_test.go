@@ -116,9 +116,6 @@ func referenceRun(t *testing.T, c *cluster, models int) map[string][]byte {
 	cfg := daemonConfig(t, c, models)
 	cfg.Snapshot.Interval = config.Duration{Duration: 300 * time.Millisecond}
 	cfg.HTTP.Listen = "off"
-	for i := range cfg.Models {
-		cfg.Models[i].Resmooth = config.ResmoothConfig{EveryBins: 24, ApplyAfter: 6, Window: 72}
-	}
 	r := startDaemon(t, cfg)
 	o := watchOutputs(t, r.nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -189,13 +186,15 @@ func TestClusterTakeover(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Kill the instance with the most models once outputs flow.
+	// Kill the instance with the most models once outputs flow and every
+	// model is past its first re-smooth's start (bin 23 of the default
+	// schedule): a job is then pending at the kill.
 	deadline := time.Now().Add(time.Minute)
 	for {
 		seen.mu.Lock()
 		n := len(seen.byID)
 		seen.mu.Unlock()
-		if n >= 60 {
+		if n >= 6*models*5 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -116,14 +116,12 @@ func clientJS(t *testing.T, urls string) (*nats.Conn, jetstream.JetStream) {
 	return nc, js
 }
 
-// TestClusterSpread: three `dcgpd serve` processes on one configuration
+// TestLongClusterSpread: three `dcgpd serve` processes on one configuration
 // of 12 models own 4 ± 1 each; when one is killed (-9) the other two hold
 // all 12 within a lease plus a renewal period plus restore time; when one
 // of those stops cleanly (SIGINT: snapshot, release) the last holds all.
-func TestClusterSpread(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs a 3-node JetStream cluster and three dcgpd processes")
-	}
+func TestLongClusterSpread(t *testing.T) {
+	skipUnlessLong(t)
 	nodes := natstest.Start(t, 3)
 	_, js := clientJS(t, nodes.URLs())
 	cfgPath := writeClusterConfig(t, simulated(t, 3, 2), nodes.URLs(), 12)
