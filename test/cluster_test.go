@@ -121,7 +121,7 @@ func clientJS(t *testing.T, urls string) (*nats.Conn, jetstream.JetStream) {
 // all 12 within a lease plus a renewal period plus restore time; when one
 // of those stops cleanly (SIGINT: snapshot, release) the last holds all.
 func TestLongClusterSpread(t *testing.T) {
-	skipUnlessLong(t)
+	requireLongMode(t)
 	nodes := natstest.Start(t, 3)
 	_, js := clientJS(t, nodes.URLs())
 	cfgPath := writeClusterConfig(t, simulated(t, 3, 2), nodes.URLs(), 12)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -16,14 +15,6 @@ import (
 	"github.com/dcgpd/dcgpd/stream"
 	"github.com/dcgpd/dcgpd/stream/natstest"
 )
-
-// skipUnlessLong skips a long-mode test unless DCGPD_LONG=1.
-func skipUnlessLong(t *testing.T) {
-	t.Helper()
-	if os.Getenv("DCGPD_LONG") != "1" {
-		t.Skip("long mode: DCGPD_LONG=1 runs it (CI does)")
-	}
-}
 
 // takeoverMode is how a model's owner goes away.
 type takeoverMode string
@@ -481,7 +472,7 @@ func stagedReference(t *testing.T, c *cluster, models int) map[string][]byte {
 // missing. The kill runs end with a kill mid-stream while a server is
 // down and log the time to the first output after it.
 func TestLongTakeoverPhases(t *testing.T) {
-	skipUnlessLong(t)
+	requireLongMode(t)
 	const models = 6
 	c := simulated(t, 4, 7)
 	began := time.Now()
