@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -23,7 +22,7 @@ func runGBFS(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg := gbfs.DefaultConfig()
 	fs.StringVar(&cfg.URL, "url", "", "the system's auto-discovery file, gbfs.json (GBFS 2.3 or 3.0) (required)")
 	fs.StringVar(&cfg.Feed, "feed", "", "feed name: publishes to <prefix>.status.<feed> (required)")
-	url := fs.String("nats", envOr("NATS_URL", nats.DefaultURL), "NATS server URL(s), comma-separated (default $NATS_URL, else nats://127.0.0.1:4222)")
+	url := natsURLFlag(fs)
 	fs.StringVar(&cfg.Prefix, "prefix", cfg.Prefix, "subject prefix (the daemon's nats.prefix)")
 	fs.StringVar(&cfg.Language, "language", cfg.Language, "language of the 2.3 feed list and of 3.0 station names")
 	fs.DurationVar(&cfg.MinInterval, "min-interval", cfg.MinInterval, "shortest wait between polls (station_status's ttl is used, bounded by these)")
@@ -38,6 +37,7 @@ func runGBFS(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	*url = natsURL(*url)
 	if cfg.URL == "" || cfg.Feed == "" {
 		fmt.Fprintln(stderr, "dcgpd gbfs: --url and --feed are required")
 		fs.Usage()
@@ -68,13 +68,4 @@ func runGBFS(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "polling %s, publishing to %s on %s\n", cfg.URL, cfg.Subject(), nc.ConnectedUrlRedacted())
 	return p.Run(ctx)
-}
-
-// envOr is the environment variable's value, or def when it is unset or
-// empty.
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

@@ -23,7 +23,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	obsPath := fs.String("obs", "", "observations CSV: time,product,demand,supply[,censored] (required); numeric times are hours since the Unix epoch")
 	model := fs.String("model", "", "model name: publishes to <prefix>.obs.<model> (required)")
-	url := fs.String("nats", nats.DefaultURL, "NATS server URL(s), comma-separated; credentials may be in the URL")
+	url := natsURLFlag(fs)
 	prefix := fs.String("prefix", "dcgp", "subject prefix (the daemon's nats.prefix)")
 	speed := fs.Float64("speed", 0, "bins per second of wall time; 0 sends as fast as the server acknowledges")
 	single := fs.Bool("single", false, "one message per observation instead of one per bin")
@@ -33,6 +33,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	*url = natsURL(*url)
 	if *obsPath == "" || *model == "" {
 		fmt.Fprintln(stderr, "dcgpd replay: --obs and --model are required")
 		fs.Usage()
@@ -64,12 +65,23 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	began := time.Now()
-	sent, err := natsio.Replay(ctx, js, *model, bins, natsio.ReplayOptions{Prefix: *prefix, Speed: *speed, Width: *bin, Single: *single, Watermark: *watermark})
+	res, err := natsio.Replay(ctx, js, *model, bins, natsio.ReplayOptions{Prefix: *prefix, Speed: *speed, Width: *bin, Single: *single, Watermark: *watermark})
 	if err != nil {
-		return fmt.Errorf("after %d messages: %w", sent, err)
+		return fmt.Errorf("after %d messages sent (%d stored, %d duplicates): %w", res.Sent, res.Stored, res.Duplicates, err)
 	}
-	fmt.Fprintf(stdout, "published %d messages (%d bins, %d observations) to %s.obs.%s in %.2fs\n",
-		sent, len(bins), nObs, *prefix, *model, time.Since(began).Seconds())
+	fmt.Fprintf(stdout, "published %d messages (%d bins, %d observations) to %s.obs.%s in %.2fs: %d stored, %d duplicates\n",
+		res.Sent, len(bins), nObs, *prefix, *model, time.Since(began).Seconds(), res.Stored, res.Duplicates)
+	if res.Duplicates > 0 {
+		what := fmt.Sprintf("%d of %d messages were", res.Duplicates, res.Sent)
+		if res.Stored == 0 {
+			what = fmt.Sprintf("all %d messages were", res.Sent)
+		}
+		fmt.Fprintf(stderr, "dcgpd replay: %s duplicates of ones the stream already holds (same Nats-Msg-Id inside its duplicate window) and were dropped", what)
+		if res.Stored == 0 {
+			fmt.Fprint(stderr, ": nothing new was stored")
+		}
+		fmt.Fprintln(stderr)
+	}
 	return nil
 }
 

@@ -21,7 +21,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("dcgpd watch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	model := fs.String("model", "", "model name (default: every model)")
-	url := fs.String("nats", nats.DefaultURL, "NATS server URL(s), comma-separated; credentials may be in the URL")
+	url := natsURLFlag(fs)
 	prefix := fs.String("prefix", "dcgp", "subject prefix (the daemon's nats.prefix)")
 	kind := fs.String("kind", "all", "filtered | smoothed | all")
 	history := fs.Bool("history", false, "first print the estimates already stored in JetStream, then the new ones")
@@ -29,6 +29,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	*url = natsURL(*url)
 	switch *kind {
 	case wire.KindFiltered, wire.KindSmoothed, "all":
 	default:
