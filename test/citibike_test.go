@@ -16,18 +16,14 @@ import (
 // they are never copied into the repository (their origin keeps them out).
 const citibikeDir = "../../shared/data/citibike"
 
-// TestCitiBikeDCGPBeatsCGP runs `dcgpd fit` on real hourly pickups of the
+// TestLongCitiBikeDCGPBeatsCGP runs `dcgpd fit` on real hourly pickups of the
 // paper's 4-hub cluster (June–July 2018) with supply and censoring
 // simulated as in the paper's bike appendix, and
 // checks that the diffusion-aware model recovers the true pickups of the
 // training hours better than the censored model.
-func TestCitiBikeDCGPBeatsCGP(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(citibikeDir, "counts_2018.csv")); err != nil {
-		t.Skipf("SKIPPED: the Citi Bike data is not here (%v); it lives in ../shared, which a fresh clone does not have", err)
-	}
-	if testing.Short() {
-		t.Skip("SKIPPED in -short mode: fits two models on 1026 hours")
-	}
+func TestLongCitiBikeDCGPBeatsCGP(t *testing.T) {
+	requireLongMode(t)
+	skipWithoutCitiBike(t)
 	ds := paperBikeDataset(t)
 	t.Logf("hubs %v, censored fraction of training hours %v", ds.Products, ds.Train.CensoredFraction())
 	dir := t.TempDir()

@@ -12,30 +12,31 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/daemon"
 )
 
 // rtDaemon starts a daemon in process on an embedded server with one
 // two-product model "rt" (origin the Unix epoch, replay's default) and
 // returns it with an observations CSV of four hourly bins (5 messages
 // with the watermark).
-func rtDaemon(t *testing.T) (*stream.Daemon, string) {
+func rtDaemon(t *testing.T) (*daemon.Daemon, string) {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := stream.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.NATS.Listen = "127.0.0.1:-1"
 	cfg.NATS.StoreDir = filepath.Join(dir, "js")
 	cfg.Snapshot.Dir = filepath.Join(dir, "snapshots")
 	cfg.HTTP.Listen = "127.0.0.1:0"
-	m := stream.DefaultModelConfig()
-	m.Name, m.Bin, m.Horizon = "rt", stream.Duration{Duration: time.Hour}, 2
+	m := config.DefaultModelConfig()
+	m.Name, m.Bin, m.Horizon = "rt", config.Duration{Duration: time.Hour}, 2
 	m.Origin = time.Unix(0, 0).UTC()
-	m.Product = []stream.ProductConfig{{Name: "a", Features: []float64{0, 0}}, {Name: "b", Features: []float64{300, 0}}}
+	m.Product = []config.ProductConfig{{Name: "a", Features: []float64{0, 0}}, {Name: "b", Features: []float64{300, 0}}}
 	m.Model.Likelihood = "diffusion"
 	m.Model.Diffusion.Lengthscale, m.Model.Diffusion.Sink = 250, 0.2
 	m.Resmooth.EveryBins = 0
-	cfg.Models = []stream.ModelConfig{m}
-	d, err := stream.New(cfg, zerolog.Nop())
+	cfg.Models = []config.ModelConfig{m}
+	d, err := daemon.New(cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -151,7 +151,8 @@ func TestClusterTakeover(t *testing.T) {
 		t.Skip("-short: runs a 3-node JetStream cluster, four dcgpd processes and a reference run")
 	}
 	const models = 6
-	c := simulated(t, 4, 7)
+	// Three days: three re-smooths per model on the default schedule.
+	c := simulated(t, 4, 3)
 	began := time.Now()
 	ref := referenceRun(t, c, models)
 	t.Logf("reference run: %d ids in %v", len(ref), time.Since(began).Round(time.Millisecond))

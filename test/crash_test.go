@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -59,43 +58,49 @@ type crashRun struct {
 }
 
 // TestCrashRecovery replays a cluster through the dcgpd process, kills it
-// with SIGKILL at random points, inside snapshot writes and inside
-// re-smooths, restarts it each time, and checks that what it published
+// with SIGKILL at random points, inside a snapshot write and inside a
+// re-smooth, restarts it each time, and checks that what it published
 // equals an uninterrupted run's output: the same ids, every bin, each id
 // either published once or re-published with identical content.
+// TestLongCrashRecovery runs eight kills, also on real Citi Bike data.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the crash test runs the dcgpd process many times")
 	}
-	sets := map[string]*cluster{"simulated": simulated(t, 5, 14)}
-	if _, err := os.Stat(filepath.Join(citibikeDir, "counts_2018.csv")); err != nil {
-		t.Logf("Citi Bike part SKIPPED: the data is not here (%v); it lives in ../shared", err)
-	} else {
-		sets["citibike-4"] = fromDataset(paperBikeDataset(t))
+	crashRecovery(t, simulated(t, 5, 7), func(random func() killAt) []killAt {
+		return []killAt{random(), {onLog: "snapshot writing", n: 2}, {onLog: "re-smooth started", n: 1}, random()}
+	})
+}
+
+// TestLongCrashRecovery is TestCrashRecovery with eight kills, on the
+// simulated cluster and on the paper's Citi Bike hubs.
+func TestLongCrashRecovery(t *testing.T) {
+	requireLongMode(t)
+	plan := func(random func() killAt) []killAt {
+		return []killAt{random(), {onLog: "snapshot writing", n: 2}, random(), {onLog: "re-smooth started", n: 1},
+			random(), {onLog: "snapshot writing", n: 3}, {onLog: "re-smooth started", n: 2}, random()}
 	}
-	names := make([]string, 0, len(sets))
-	for n := range sets {
-		names = append(names, n)
+	t.Run("simulated", func(t *testing.T) { crashRecovery(t, simulated(t, 5, 14), plan) })
+	t.Run("citibike-4", func(t *testing.T) {
+		skipWithoutCitiBike(t)
+		crashRecovery(t, fromDataset(paperBikeDataset(t)), plan)
+	})
+}
+
+// crashRecovery runs the kills plan makes (from a source of random
+// delays) on c and compares with an uninterrupted run.
+func crashRecovery(t *testing.T, c *cluster, plan func(random func() killAt) []killAt) {
+	ref := runCrashScenario(t, c, nil, "")
+	rng := rand.New(rand.NewPCG(uint64(len(c.bins)), 99))
+	kills := plan(func() killAt { return killAt{delay: time.Duration(200+rng.IntN(1200)) * time.Millisecond} })
+	got := runCrashScenario(t, c, kills, "snapshot=250ms,resmooth=400ms")
+	for i, k := range kills {
+		t.Logf("kill %d %v: %s", i+1, k, got.hit[i])
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		c := sets[name]
-		t.Run(name, func(t *testing.T) {
-			ref := runCrashScenario(t, c, nil, "")
-			rng := rand.New(rand.NewPCG(uint64(len(c.bins)), 99))
-			random := func() killAt { return killAt{delay: time.Duration(200+rng.IntN(1200)) * time.Millisecond} }
-			plan := []killAt{random(), {onLog: "snapshot writing", n: 2}, random(), {onLog: "re-smooth started", n: 1},
-				random(), {onLog: "snapshot writing", n: 3}, {onLog: "re-smooth started", n: 2}, random()}
-			got := runCrashScenario(t, c, plan, "snapshot=250ms,resmooth=400ms")
-			for i, k := range plan {
-				t.Logf("kill %d %v: %s", i+1, k, got.hit[i])
-			}
-			for i, d := range got.restarts {
-				t.Logf("restart %d: serving after %v (%s)", i+1, d.Round(time.Millisecond), got.restores[i])
-			}
-			compareCrashOutputs(t, c, ref.out, got.out)
-		})
+	for i, d := range got.restarts {
+		t.Logf("restart %d: serving after %v (%s)", i+1, d.Round(time.Millisecond), got.restores[i])
 	}
+	compareCrashOutputs(t, c, ref.out, got.out)
 }
 
 // compareCrashOutputs checks the interrupted run against the reference.
@@ -208,7 +213,6 @@ func runCrashScenario(t *testing.T, c *cluster, plan []killAt, pauses string) *c
 	cfg.Snapshot.Interval = config.Duration{Duration: 300 * time.Millisecond}
 	cfg.HTTP.Listen = "off"
 	cfg.Log.Level, cfg.Log.Format = "debug", "json"
-	cfg.Models[0].Resmooth = config.ResmoothConfig{EveryBins: 24, ApplyAfter: 6, Window: 72}
 	cfgPath := filepath.Join(dir, "dcgpd.toml")
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {

@@ -3,8 +3,6 @@ package test
 import (
 	"context"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,18 +18,25 @@ import (
 // the hyperparameters, and reports the RMSE against the true demand of the
 // online filtered, the smoothed and the batch DCGP estimates (staged
 // learning from the same configuration), on observed and held-out hours:
-// the simulated cluster always, the real Citi Bike hubs where ../shared
-// is present. It asserts that every bin is estimated, that smoothing
+// the simulated cluster here, the real Citi Bike hubs in long mode
+// (TestLongDaemonAccuracyCitiBike). It asserts that every bin is estimated, that smoothing
 // (which sees the future) beats filtering on held-out hours, and that the
 // smoothed estimates are within 2% of the batch fit's there.
 func TestDaemonAccuracy(t *testing.T) {
-	sets := map[string]*cluster{"simulated": simulated(t, 5, 14)}
-	if _, err := os.Stat(filepath.Join(citibikeDir, "counts_2018.csv")); err != nil {
-		t.Logf("Citi Bike part SKIPPED: the data is not here (%v); it lives in ../shared", err)
-	} else if !testing.Short() {
-		ds := paperBikeDataset(t)
-		sets["citibike-4"] = fromDataset(ds)
-	}
+	t.Parallel()
+	daemonAccuracy(t, map[string]*cluster{"simulated": simulated(t, 5, 14)})
+}
+
+// TestLongDaemonAccuracyCitiBike is TestDaemonAccuracy on the real Citi
+// Bike hubs of the paper's bike appendix (long mode: real data).
+func TestLongDaemonAccuracyCitiBike(t *testing.T) {
+	requireLongMode(t)
+	skipWithoutCitiBike(t)
+	daemonAccuracy(t, map[string]*cluster{"citibike-4": fromDataset(paperBikeDataset(t))})
+}
+
+// daemonAccuracy runs TestDaemonAccuracy on each data set.
+func daemonAccuracy(t *testing.T, sets map[string]*cluster) {
 	for name, c := range sets {
 		t.Run(name, func(t *testing.T) {
 			n := len(c.bins)

@@ -25,7 +25,7 @@ func skipWithoutSales(tb testing.TB) {
 	}
 }
 
-// TestSalesExperiment runs `dcgpd experiment --dataset sales`'s protocol
+// TestLongSalesExperiment runs `dcgpd experiment --dataset sales`'s protocol
 // on the real sales and asserts the paper's ordering of test RMSE, DCGP-f
 // below CGP below NCGP, with finite scores. By default the 90/10 split of
 // seed 123 with NCGP, CGP and DCGP-f (a few seconds), every fit
@@ -33,11 +33,9 @@ func skipWithoutSales(tb testing.TB) {
 // splits, seeds 123–127, all five models, asserting the ordering of the
 // means over seeds on every split (439 s on a shared 2-core machine:
 // go test -timeout 30m).
-func TestSalesExperiment(t *testing.T) {
+func TestLongSalesExperiment(t *testing.T) {
+	requireLongMode(t)
 	skipWithoutSales(t)
-	if testing.Short() {
-		t.Skip("SKIPPED in -short mode: fits the sales models")
-	}
 	full := os.Getenv("DCGPD_SALES") != ""
 	models, seeds := []string{"NCGP", "CGP", "DCGP-f"}, 1
 	if full {

@@ -12,8 +12,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/dcgpd/dcgpd/stream"
+	"github.com/dcgpd/dcgpd/config"
+	"github.com/dcgpd/dcgpd/stream/natsio"
 	"github.com/dcgpd/dcgpd/stream/natstest"
+	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // takeoverMode is how a model's owner goes away.
@@ -121,7 +123,7 @@ func (r *phaseRun) feed(lo, hi int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for i := range r.models {
-		if _, err := stream.Replay(ctx, r.js, fmt.Sprintf("cluster%d", i), r.c.bins[lo:hi], stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+		if _, err := natsio.Replay(ctx, r.js, fmt.Sprintf("cluster%d", i), r.c.bins[lo:hi], natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 			r.t.Fatal(err)
 		}
 	}
@@ -135,7 +137,7 @@ func (r *phaseRun) waitBin(b int) {
 		r.seen.mu.Lock()
 		done := true
 		for i := 0; i < r.models && done; i++ {
-			_, done = r.seen.byID[fmt.Sprintf("cluster%d/%d/%s/0", i, r.c.bins[b].Start.Unix(), stream.KindFiltered)]
+			_, done = r.seen.byID[fmt.Sprintf("cluster%d/%d/%s/0", i, r.c.bins[b].Start.Unix(), wire.KindFiltered)]
 		}
 		r.seen.mu.Unlock()
 		if done {
@@ -427,7 +429,7 @@ func (p *dcgpdProc) waitLogModel(msg, model string, from int, d time.Duration) (
 func stagedReference(t *testing.T, c *cluster, models int) map[string][]byte {
 	t.Helper()
 	cfg := daemonConfig(t, c, models)
-	cfg.Snapshot.Interval = stream.Duration{Duration: 300 * time.Millisecond}
+	cfg.Snapshot.Interval = config.Duration{Duration: 300 * time.Millisecond}
 	cfg.HTTP.Listen = "off"
 	d := startDaemon(t, cfg)
 	o := watchOutputs(t, d.nc)
@@ -442,7 +444,7 @@ func stagedReference(t *testing.T, c *cluster, models int) map[string][]byte {
 	bounds = append(bounds, len(c.bins))
 	for k := 1; k < len(bounds); k++ {
 		for i := range models {
-			if _, err := stream.Replay(ctx, d.js, fmt.Sprintf("cluster%d", i), c.bins[bounds[k-1]:bounds[k]], stream.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
+			if _, err := natsio.Replay(ctx, d.js, fmt.Sprintf("cluster%d", i), c.bins[bounds[k-1]:bounds[k]], natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 				t.Fatal(err)
 			}
 		}
