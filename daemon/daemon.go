@@ -174,6 +174,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}()
 	}
 	sink := natsio.NewPublisher(d.nc, js, d.cfg.NATS.Prefix, d.log)
+	uctx, stopUnknown := context.WithCancel(ctx)
+	var unknown sync.WaitGroup
+	unknown.Go(func() { d.watchUnknownInput(uctx, js, sink) })
+	defer func() {
+		stopUnknown()
+		unknown.Wait()
+	}()
 	if d.cfg.Cluster.Enabled {
 		return d.serveCluster(ctx, js, sink)
 	}

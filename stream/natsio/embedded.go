@@ -1,7 +1,6 @@
 package natsio
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -38,6 +37,16 @@ func StartEmbeddedAuth(addr, storeDir string, auth EmbeddedAuth, log zerolog.Log
 	if err != nil {
 		return nil, fmt.Errorf("embedded NATS listen port %q: %w", portText, err)
 	}
+	// A port already taken fails here, naming it, as an HTTP clash does:
+	// the server itself would only never become ready. (Another process
+	// can still take it in the moment between; the wait below bounds that.)
+	if port > 0 {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, portText))
+		if err != nil {
+			return nil, fmt.Errorf("nats.listen %s: %w", addr, err)
+		}
+		_ = ln.Close()
+	}
 	if err := os.MkdirAll(storeDir, 0o700); err != nil {
 		return nil, fmt.Errorf("embedded NATS store: %w", err)
 	}
@@ -51,7 +60,7 @@ func StartEmbeddedAuth(addr, storeDir string, auth EmbeddedAuth, log zerolog.Log
 	go srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
 		srv.Shutdown()
-		return nil, errors.New("embedded NATS did not become ready in 30s")
+		return nil, fmt.Errorf("embedded NATS on %s did not become ready in 30s", addr)
 	}
 	log.Info().Str("url", srv.ClientURL()).Str("store", storeDir).Bool("auth", !auth.none()).Msg("embedded NATS server started")
 	return &Embedded{srv: srv}, nil
