@@ -119,6 +119,7 @@ func checkModelWins(t *testing.T, rows map[string]btScore, covLo, covHi float64)
 // bins, a window of 168, no re-learning, the flags' defaults) and scores
 // by month too: the months' cells add up to the whole span's. About 10 s.
 func TestBacktestSimulated(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, _, stderr := runCLI(t, "simulate", "--seed", "2", "--hubs", "4", "--days", "42", "--dir", dir); code != 0 {
 		t.Fatalf("simulate: %s", stderr)
@@ -180,6 +181,7 @@ func TestBacktestRejectsBadInput(t *testing.T) {
 // replayed cluster are byte for byte the ones backtest scores for the
 // same model and input, re-smoothing on (its default schedule).
 func TestServeForecastsEqualBacktest(t *testing.T) {
+	t.Parallel()
 	c := simulated(t, 4, 5)
 	cfg := daemonConfig(t, c, 1)
 	m := &cfg.Models[0]
@@ -252,6 +254,7 @@ func TestServeForecastsEqualBacktest(t *testing.T) {
 // draws, fixed seed; tolerance 0.02 sd, the sampling error of a 5%
 // quantile being about 0.005 sd), and never negative.
 func TestQuantilesNotNegative(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(16, 5))
 	draws := make([]float64, 200000)
 	for _, c := range []struct{ mean, sd float64 }{{-3, 1}, {0.5, 2}, {1, 0.1}, {4, 3}, {0, 1e-9}, {-1, 0}} {

@@ -77,6 +77,7 @@ func readCSV(t *testing.T, path string) [][]string {
 // diffusion-aware model recovers the true demand of the observed hours
 // better than the censored model, which beats the plain Gaussian.
 func TestSimulateFitRecoversTrueDemand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, _, stderr := runCLI(t, "simulate", "--dir", dir, "--hubs", "4", "--days", "5", "--seed", "3"); code != 0 {
 		t.Fatalf("simulate: %d %s", code, stderr)
@@ -143,6 +144,7 @@ func TestSimulateFitRecoversTrueDemand(t *testing.T) {
 // TestFitRejectsBadInput: malformed input gets a clear error naming the
 // file and line, exit status 1, and never a panic.
 func TestFitRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
@@ -191,6 +193,7 @@ func TestFitRejectsBadInput(t *testing.T) {
 // expectation and the count likelihoods. Each must fit and report the
 // pinned parameters as fixed.
 func TestFitConfigVariants(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, _, stderr := runCLI(t, "simulate", "--dir", dir, "--hubs", "3", "--days", "3", "--seed", "5"); code != 0 {
 		t.Fatalf("simulate: %s", stderr)
@@ -274,6 +277,7 @@ func TestExampleConfigLoads(t *testing.T) {
 // TestDemo runs the daemon's demo on a small cluster: it reports every
 // estimate kind and writes the plot.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, stdout, stderr := runCLI(t, "demo", "--out", dir, "--hubs", "3", "--days", "3", "--seed", "2")
 	if code != 0 {
@@ -352,6 +356,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 // in process on an embedded server, and `watch` prints its filtered
 // estimates, one line per product, with the forecast of the next bin.
 func TestReplayWatchRoundTrip(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := config.DefaultConfig()
 	cfg.NATS.Listen = "127.0.0.1:-1"

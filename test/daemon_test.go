@@ -253,6 +253,7 @@ func count(kind string) func([]wire.LatentMessage) int {
 // hyperparameters (1e-9), and (c) that every bin is published exactly
 // once, with every product.
 func TestDaemonFilteredEqualsBatchFilter(t *testing.T) {
+	t.Parallel()
 	c := simulated(t, 5, 7)
 	cfg := daemonConfig(t, c, 1)
 	cfg.Models[0].Resmooth.EveryBins = 0 // no re-smooth: the head stays the online filter's
@@ -335,6 +336,7 @@ func TestDaemonFilteredEqualsBatchFilter(t *testing.T) {
 // --config` with learn = false from the same hyperparameters; (c) each
 // bin is published once per kind and revision.
 func TestDaemonResmoothEqualsFit(t *testing.T) {
+	t.Parallel()
 	// Both sides are CVI fixed points reached from different starts (the
 	// online sites vs zero sites) at the same ELBO tolerance (1e-9
 	// relative). Measured (go test -v -run TestDaemonResmoothEqualsFit

@@ -38,6 +38,7 @@ import (
 // filter from the prior there and is 10.7% above the smoothed estimates
 // on the Citi Bike hubs (measured once, not asserted).
 func TestFitFileServe(t *testing.T) {
+	t.Parallel()
 	sets := map[string]*cluster{"simulated": simulated(t, 5, 14)}
 	if _, err := os.Stat(filepath.Join(citibikeDir, "counts_2018.csv")); err != nil {
 		t.Logf("Citi Bike part SKIPPED: the data is not here (%v); it lives in ../shared", err)

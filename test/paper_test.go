@@ -32,6 +32,7 @@ var (
 // the paper's ratio. The spatio-temporal datasets take minutes and run
 // only with DCGPD_PAPER_ST=1.
 func TestPaperReproduction(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("SKIPPED in -short mode: fits three models per dataset")
 	}
