@@ -183,15 +183,16 @@ func (c *natsProcs) waitReady(d time.Duration) {
 	}
 }
 
-// TestNATSProcsCluster: the repository's own nats-server processes form
-// a JetStream cluster that keeps an R3 stream writable with one node
-// killed and serves it again once the node is back.
-func TestNATSProcsCluster(t *testing.T) {
-	t.Parallel()
+// TestLongNATSProcsCluster: the repository's own nats-server processes
+// form a JetStream cluster that keeps an R3 stream writable with one node
+// killed and serves it again once the node is back (long mode: it builds
+// nats-server and waits for elections, 10-40 s on a loaded machine).
+func TestLongNATSProcsCluster(t *testing.T) {
+	requireLongMode(t)
 	c := startNATSProcs(t, 3)
 	nc, js := clientJS(t, c.URLs())
 	_ = nc
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "PROBE", Subjects: []string{"probe"}, Replicas: 3}); err != nil {
 		t.Fatal(err)
