@@ -25,7 +25,7 @@ func runOCPI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&cfg.URL, "url", "", "the OCPI 2.2.1 locations endpoint (required)")
 	model := fs.String("model", "", "model name: publishes to <prefix>.evse.<model> (required)")
 	tokenFile := fs.String("token-file", "", "file holding the OCPI credentials token (default $OCPI_TOKEN; empty: no Authorization header)")
-	url := fs.String("nats", envOr("NATS_URL", nats.DefaultURL), "NATS server URL(s), comma-separated (default $NATS_URL, else nats://127.0.0.1:4222)")
+	url := natsURLFlag(fs)
 	prefix := fs.String("prefix", "dcgp", "subject prefix (the daemon's nats.prefix)")
 	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "time between polls")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "per page request")
@@ -38,6 +38,7 @@ func runOCPI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	*url = natsURL(*url)
 	if cfg.URL == "" || *model == "" {
 		fmt.Fprintln(stderr, "dcgpd ocpi: --url and --model are required")
 		fs.Usage()
