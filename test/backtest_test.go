@@ -422,24 +422,31 @@ func checkNowcastNoWorse(t *testing.T, rows, today map[string]btScore) {
 // or DCGPD_CITIBIKE_SPAN's three dates.
 func citiBikeSpan(t *testing.T) (train, eval, end time.Time) {
 	t.Helper()
-	v := os.Getenv("DCGPD_CITIBIKE_SPAN")
+	return spanFromEnv(t, "DCGPD_CITIBIKE_SPAN")
+}
+
+// spanFromEnv is June and July 2018 learned and August scored, or the
+// three dates TRAIN,EVAL,END the environment variable env names.
+func spanFromEnv(t *testing.T, env string) (train, eval, end time.Time) {
+	t.Helper()
+	v := os.Getenv(env)
 	if v == "" {
 		return time.Date(2018, 6, 1, 0, 0, 0, 0, time.UTC), time.Date(2018, 8, 1, 0, 0, 0, 0, time.UTC), time.Date(2018, 9, 1, 0, 0, 0, 0, time.UTC)
 	}
 	f := strings.Split(v, ",")
 	if len(f) != 3 {
-		t.Fatalf("DCGPD_CITIBIKE_SPAN=%q: want TRAIN,EVAL,END (three dates, 2006-01-02)", v)
+		t.Fatalf("%s=%q: want TRAIN,EVAL,END (three dates, 2006-01-02)", env, v)
 	}
 	var ts [3]time.Time
 	for i, s := range f {
 		d, err := time.Parse("2006-01-02", strings.TrimSpace(s))
 		if err != nil {
-			t.Fatalf("DCGPD_CITIBIKE_SPAN: %v", err)
+			t.Fatalf("%s: %v", env, err)
 		}
 		ts[i] = d
 	}
 	if !ts[0].Before(ts[1]) || !ts[1].Before(ts[2]) {
-		t.Fatalf("DCGPD_CITIBIKE_SPAN=%q: want TRAIN < EVAL < END", v)
+		t.Fatalf("%s=%q: want TRAIN < EVAL < END", env, v)
 	}
 	return ts[0], ts[1], ts[2]
 }

@@ -13,14 +13,6 @@ import (
 	"github.com/dcgpd/dcgpd/inventory"
 )
 
-// skipUnlessLong skips a long test unless DCGPD_LONG=1.
-func skipUnlessLong(t *testing.T) {
-	t.Helper()
-	if os.Getenv("DCGPD_LONG") != "1" {
-		t.Skip("long mode: DCGPD_LONG=1 runs it (CI does)")
-	}
-}
-
 // decisionWorld is the history's protocol of the decision backtest:
 // restock at 06:00 to U(0.3, 0.8)·capacity (the held-out benchmark's
 // range), riders turned away move on by the benchmark's 300 m kernel
@@ -40,7 +32,7 @@ func decisionWorld(transfer [][]float64) backtest.WorldConfig {
 // anything. The unmet trips of every policy are at least the hindsight
 // best's. DCGPD_DECISION_SPAN=TRAIN,EVAL,END runs other months.
 func TestLongCitiBikeDecision(t *testing.T) {
-	skipUnlessLong(t)
+	requireLongMode(t)
 	skipWithoutCitiBike(t)
 	st, err := synth.ReadBikeStations(citibikeDir)
 	if err != nil {
@@ -50,7 +42,7 @@ func TestLongCitiBikeDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	train, eval, end := decisionSpan(t)
+	train, eval, end := spanFromEnv(t, "DCGPD_DECISION_SPAN")
 	sp, err := spec.Load(shippedBikeModel)
 	if err != nil {
 		t.Fatal(err)
@@ -100,30 +92,6 @@ func TestLongCitiBikeDecision(t *testing.T) {
 			}
 		})
 	}
-}
-
-// decisionSpan is the decision test's training start, evaluation start
-// and end: June and July 2018 learned, August scored, or
-// DCGPD_DECISION_SPAN's three dates.
-func decisionSpan(t *testing.T) (train, eval, end time.Time) {
-	t.Helper()
-	v := os.Getenv("DCGPD_DECISION_SPAN")
-	if v == "" {
-		return time.Date(2018, 6, 1, 0, 0, 0, 0, time.UTC), time.Date(2018, 8, 1, 0, 0, 0, 0, time.UTC), time.Date(2018, 9, 1, 0, 0, 0, 0, time.UTC)
-	}
-	f := strings.Split(v, ",")
-	if len(f) != 3 {
-		t.Fatalf("DCGPD_DECISION_SPAN=%q: want TRAIN,EVAL,END", v)
-	}
-	var ts [3]time.Time
-	for i, s := range f {
-		d, err := time.Parse("2006-01-02", strings.TrimSpace(s))
-		if err != nil {
-			t.Fatalf("DCGPD_DECISION_SPAN: %v", err)
-		}
-		ts[i] = d
-	}
-	return ts[0], ts[1], ts[2]
 }
 
 // TestDecisionBacktestUsage checks `dcgpd backtest --decision` refuses
