@@ -11,13 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/stream/cluster"
-	"github.com/dcgpd/dcgpd/stream/natsio"
+	"github.com/dcgpd/dcgpd/stream/natstest"
 	"github.com/dcgpd/dcgpd/stream/query"
 )
 
@@ -126,16 +125,7 @@ func getIndex(t *testing.T, in *instance) pageIndex {
 // All of it keeps answering while leases move (a second instance joins,
 // then the first leaves), under -race.
 func TestClusterPageAndQueries(t *testing.T) {
-	emb, err := natsio.StartEmbedded("127.0.0.1:-1", t.TempDir(), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Shutdown)
-	nc, err := nats.Connect(emb.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	emb, nc := natstest.Embedded(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

@@ -6,11 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/rs/zerolog"
-
 	"github.com/dcgpd/dcgpd/stream"
-	"github.com/dcgpd/dcgpd/stream/natsio"
+	"github.com/dcgpd/dcgpd/stream/natstest"
 )
 
 // noRunners is a daemon that runs no model of its two.
@@ -23,16 +20,7 @@ func (noRunners) Models() []string                     { return []string{"hub-a"
 // TestEmptyQueryListsModels: a request naming no model ({}) is answered
 // with the configured models on both endpoints; an unknown model is 404.
 func TestEmptyQueryListsModels(t *testing.T) {
-	emb, err := natsio.StartEmbedded("127.0.0.1:-1", t.TempDir(), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Shutdown)
-	nc, err := nats.Connect(emb.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	_, nc := natstest.Embedded(t)
 	svc, err := Start(nc, noRunners{}, "")
 	if err != nil {
 		t.Fatal(err)
