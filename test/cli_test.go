@@ -3,7 +3,6 @@ package test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -357,56 +356,9 @@ func TestServeRejectsBadConfig(t *testing.T) {
 // estimates, one line per product, with the forecast of the next bin.
 func TestReplayWatchRoundTrip(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	cfg := config.DefaultConfig()
-	cfg.NATS.Listen = "127.0.0.1:-1"
-	cfg.NATS.StoreDir = filepath.Join(dir, "js")
-	cfg.Snapshot.Dir = filepath.Join(dir, "snapshots")
-	cfg.HTTP.Listen = "off"
-	m := config.DefaultModelConfig()
-	m.Name, m.Bin, m.Horizon = "rt", config.Duration{Duration: time.Hour}, 2
-	// The documented default origin (the Unix epoch), which replay's
-	// --origin also defaults to; a zero ModelConfig.Origin is not yet
-	// defaulted by package stream.
-	m.Origin = time.Unix(0, 0).UTC()
-	m.Product = []config.ProductConfig{{Name: "a", Features: []float64{0, 0}}, {Name: "b", Features: []float64{300, 0}}}
-	m.Model.Likelihood = "diffusion"
-	m.Model.Diffusion.Lengthscale, m.Model.Diffusion.Sink = 250, 0.2
-	m.Resmooth.EveryBins = 0
-	cfg.Models = []config.ModelConfig{m}
-	d, err := daemon.New(cfg, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runErr := make(chan error, 1)
-	go func() { runErr <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-runErr; err != nil {
-			t.Error(err)
-		}
-	}()
-	select {
-	case <-d.Started():
-	case err := <-runErr:
-		t.Fatal(err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("daemon did not start")
-	}
+	d, obs := rtDaemon(t)
 	url := d.NATSURL()
 
-	// Four hourly bins: a censored hour, an unobserved demand, and a last
-	// bin without product b that only the watermark closes.
-	obs := filepath.Join(dir, "obs.csv")
-	csvText := "time,product,demand,supply,censored\n" +
-		"2024-05-01T00:00:00Z,a,3,5,0\n2024-05-01T00:00:00Z,b,4,4,1\n" +
-		"2024-05-01T01:00:00Z,a,2,6,0\n2024-05-01T01:00:00Z,b,,6,0\n" +
-		"2024-05-01T02:00:00Z,a,5,5,1\n2024-05-01T02:00:00Z,b,1,9,0\n" +
-		"2024-05-01T03:00:00Z,a,4,8,0\n"
-	if err := os.WriteFile(obs, []byte(csvText), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	watch := exec.Command(dcgpdPath, "watch", "--nats", url, "--model", "rt", "--kind", "filtered", "--count", "4")
 	var wout bytes.Buffer
 	watch.Stdout = &wout

@@ -19,7 +19,8 @@ import (
 // rtDaemon starts a daemon in process on an embedded server with one
 // two-product model "rt" (origin the Unix epoch, replay's default) and
 // returns it with an observations CSV of four hourly bins (5 messages
-// with the watermark).
+// with the watermark): a censored hour, an unobserved demand, and a last
+// bin without product b that only the watermark closes.
 func rtDaemon(t *testing.T) (*daemon.Daemon, string) {
 	t.Helper()
 	dir := t.TempDir()
