@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
+	"github.com/dcgpd/dcgpd/stream/natstest"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -162,25 +162,7 @@ func (c *natsProcs) Restart(i int) {
 // cluster (a meta leader is elected).
 func (c *natsProcs) waitReady(d time.Duration) {
 	c.t.Helper()
-	nc, err := nats.Connect(c.URLs())
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	deadline := time.Now().Add(d)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, err := js.AccountInfo(ctx)
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("nats-server cluster not ready in %v: %v", d, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	natstest.WaitJetStream(c.t, c.URLs(), d)
 }
 
 // TestLongNATSProcsCluster: the repository's own nats-server processes

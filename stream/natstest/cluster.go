@@ -111,9 +111,16 @@ func (c *Cluster) Shutdown() {
 // cluster (a meta leader is elected).
 func (c *Cluster) WaitReady(d time.Duration) {
 	c.t.Helper()
-	nc, err := nats.Connect(c.URLs())
+	WaitJetStream(c.t, c.URLs(), d)
+}
+
+// WaitJetStream waits until JetStream at urls (comma-separated) answers
+// account requests, failing t after d: a cluster's meta leader is elected.
+func WaitJetStream(t testing.TB, urls string, d time.Duration) {
+	t.Helper()
+	nc, err := nats.Connect(urls)
 	if err != nil {
-		c.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
@@ -126,7 +133,7 @@ func (c *Cluster) WaitReady(d time.Duration) {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("JetStream cluster not ready in %v: %v", d, err)
+			t.Fatalf("JetStream at %s not ready in %v: %v", urls, d, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
