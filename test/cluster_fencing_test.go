@@ -99,10 +99,10 @@ func epochsOf(fences []event, instance string, held map[string]string) map[strin
 // must also notice the loss.
 //
 // What this end-to-end run cannot show is the server-side fence by
-// itself: measured with the fence's expected-sequence check removed, it
-// still passes, because the ~70 outputs the resumed instance sends are
-// re-sends of ids its successor has already stored, which the stream's
-// de-duplication drops anyway. stream/cluster's
+// itself: measured with the sink's expected-sequence check and its local
+// lease gate both removed, it still passes, because the ~70 outputs the
+// resumed instance then sends are ids its successor has already stored,
+// which the stream's de-duplication drops anyway. stream/cluster's
 // TestFencedSinkRefusedAfterSuccessorFence covers that check (it fails
 // without it).
 func TestClusterFencing(t *testing.T) {
