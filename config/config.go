@@ -46,6 +46,9 @@ type Config struct {
 	// Rebalance joins pairs of models (pickups, returns) with a station
 	// status feed and publishes each station's risk (rebalance.go).
 	Rebalance []RebalanceConfig `toml:"rebalance"`
+	// Charging joins models of charging sites with their EVSE status
+	// (charging.go).
+	Charging []ChargingConfig `toml:"charging"`
 	// Faults injects delays for crash tests (never set from the file).
 	Faults Faults `toml:"-"`
 	// dir resolves relative paths (the configuration file's folder).
@@ -321,7 +324,10 @@ func (c *Config) Validate() error {
 		}
 		seen[m.Name] = true
 	}
-	return c.validateRebalance()
+	if err := c.validateRebalance(); err != nil {
+		return err
+	}
+	return c.validateCharging()
 }
 
 // MaxCoupledProducts is the largest model the daemon runs whose products

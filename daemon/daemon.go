@@ -196,6 +196,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	evseCons, err := d.startCharging(ctx, js, sink)
+	if err != nil {
+		return err
+	}
+	statusCons = append(statusCons, evseCons...)
 	rctx, stopRunners := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for _, rr := range d.rebal {

@@ -172,40 +172,12 @@ func (d *Daemon) consumeStatus(ctx context.Context, js jetstream.JetStream) ([]j
 	var out []jetstream.ConsumeContext
 	for _, rr := range d.rebal {
 		subject := d.cfg.NATS.Prefix + ".status." + rr.cfg.StatusFeed()
-		start := time.Now().Add(-rr.job.Config().Retention)
-		cons, err := js.OrderedConsumer(ctx, statusStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject},
-			DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &start})
+		cc, err := d.consumePast(ctx, js, statusStream, subject, rr.job.Config().Retention, rr.cfg.Name, func(msg jetstream.Msg) { d.ingestStatus(rr, msg) })
+		if cc != nil {
+			out = append(out, cc)
+		}
 		if err != nil {
-			return out, fmt.Errorf("status consumer for %s: %w", rr.cfg.Name, err)
-		}
-		var last uint64
-		if st, err := js.Stream(ctx, statusStream); err == nil {
-			if info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject)); err == nil {
-				last = info.State.LastSeq
-			}
-		}
-		caught := make(chan struct{})
-		closed := false // touched only by the consumer's callback goroutine
-		cc, err := cons.Consume(func(msg jetstream.Msg) {
-			d.ingestStatus(rr, msg)
-			if md, err := msg.Metadata(); err == nil && !closed && md.Sequence.Stream >= last {
-				closed = true
-				close(caught)
-			}
-		})
-		if err != nil {
-			return out, fmt.Errorf("status consumer for %s: %w", rr.cfg.Name, err)
-		}
-		out = append(out, cc)
-		if last == 0 {
-			continue
-		}
-		select {
-		case <-caught:
-		case <-time.After(30 * time.Second):
-			d.log.Warn().Str("rebalance", rr.cfg.Name).Msg("status stream not read up to its end in 30 s; bins may close with less status than before a restart")
-		case <-ctx.Done():
-			return out, ctx.Err()
+			return out, err
 		}
 	}
 	return out, nil

@@ -32,6 +32,7 @@ func runOCPI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&cfg.Limit, "limit", cfg.Limit, "page size asked for (0: the server's)")
 	fs.DurationVar(&cfg.MaxAge, "max-age", cfg.MaxAge, "refuse a response whose timestamp is older (0: no check)")
 	fs.IntVar(&cfg.MaxPages, "max-pages", cfg.MaxPages, "most pages in one poll")
+	fs.DurationVar(&cfg.Refresh, "refresh", cfg.Refresh, "publish an unchanged status again after this long (shorter than the daemon's [[charging]] retention; 0: never)")
 	metrics := fs.String("metrics", "", "serve Prometheus /metrics on this address (empty: off)")
 	level := fs.String("log-level", "info", "debug | info | warn | error")
 	format := fs.String("log-format", "auto", "json | console | auto")

@@ -52,13 +52,13 @@ func TestOCPICommand(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		info, err := st.Info(ctx)
-		if err == nil && info.State.Msgs == 2 {
+		if err == nil && info.State.Msgs == 3 {
 			break
 		}
 		if time.Now().After(deadline) {
 			stop()
 			<-done
-			t.Fatalf("no 2 status messages stored within 20 s; stderr:\n%s", stderr.String())
+			t.Fatalf("no 2 status messages and a poll marker stored within 20 s; stderr:\n%s", stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -76,6 +76,13 @@ func TestOCPICommand(t *testing.T) {
 	}
 	if raw.Subject != "dcgp.evse.ev" || m.Site != "site-north" || m.EVSE != "N-1" || m.Status != "CHARGING" {
 		t.Fatalf("stored %s: %+v", raw.Subject, m)
+	}
+	raw, err = st.GetMsg(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pm, err := ocpi.DecodeMessage(raw.Data); err != nil || pm.Kind != ocpi.KindPoll {
+		t.Fatalf("third message %s: %v, want the poll marker", raw.Data, err)
 	}
 	if !strings.Contains(stdout.String(), "publishing to dcgp.evse.ev") {
 		t.Fatalf("stdout %q", stdout.String())

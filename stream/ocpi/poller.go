@@ -32,12 +32,18 @@ type Config struct {
 	MaxAge time.Duration
 	// MaxPages bounds one poll's pages (a Link loop is an error).
 	MaxPages int
+	// Refresh: a status unchanged for this long since it was last
+	// published is published again, so that a reader of the last few
+	// hours of statuses (the daemon after a restart) knows every EVSE
+	// (0: never).
+	Refresh time.Duration
 }
 
 // DefaultConfig polls once a minute, 10 s per page, pages of 100, at
-// most 1,000 pages, responses at most 10 minutes old.
+// most 1,000 pages, responses at most 10 minutes old, unchanged statuses
+// published again every hour.
 func DefaultConfig() Config {
-	return Config{Interval: time.Minute, Timeout: 10 * time.Second, Limit: 100, MaxAge: 10 * time.Minute, MaxPages: 1000}
+	return Config{Interval: time.Minute, Timeout: 10 * time.Second, Limit: 100, MaxAge: 10 * time.Minute, MaxPages: 1000, Refresh: time.Hour}
 }
 
 // Validate checks the configuration.
@@ -50,16 +56,27 @@ func (c Config) Validate() error {
 		return fmt.Errorf("ocpi: url %q is not an http(s) URL", c.URL)
 	case c.Interval <= 0 || c.Timeout <= 0:
 		return fmt.Errorf("ocpi: interval %v and timeout %v must be positive", c.Interval, c.Timeout)
-	case c.Limit < 0 || c.MaxAge < 0 || c.MaxPages < 1:
-		return fmt.Errorf("ocpi: limit %d, max_age %v, max_pages %d out of range", c.Limit, c.MaxAge, c.MaxPages)
+	case c.Limit < 0 || c.MaxAge < 0 || c.MaxPages < 1 || c.Refresh < 0:
+		return fmt.Errorf("ocpi: limit %d, max_age %v, max_pages %d, refresh %v out of range", c.Limit, c.MaxAge, c.MaxPages, c.Refresh)
 	}
 	return nil
 }
 
-// Publisher receives the statuses that changed since the last poll. An
-// error keeps them pending: the next poll offers them again.
+// Batch is what one successful poll hands to the Publisher.
+type Batch struct {
+	// Polled is when the poll began: every status change up to then is
+	// in Changed or was in an earlier batch.
+	Polled time.Time
+	// Changed are the statuses that changed since the last batch;
+	// Refreshed unchanged ones published again (Config.Refresh).
+	Changed, Refreshed []StatusEvent
+}
+
+// Publisher receives each successful poll's batch (with no statuses,
+// still a mark that the poll happened). An error keeps the statuses
+// pending: the next poll offers them again.
 type Publisher interface {
-	Publish(ctx context.Context, statuses []StatusEvent) error
+	Publish(ctx context.Context, b Batch) error
 }
 
 // Poll outcomes and failure reasons (the metrics' labels).
@@ -109,8 +126,14 @@ type Poller struct {
 	log     zerolog.Logger
 	metrics *Metrics
 	now     func() time.Time
-	// last holds each EVSE's last published status (key site + "\x00" + evse).
-	last map[string]StatusEvent
+	// last holds each EVSE's last published status and when it was
+	// published (key site + "\x00" + evse).
+	last map[string]published
+}
+
+type published struct {
+	StatusEvent
+	polled time.Time
 }
 
 // NewPoller validates cfg and returns a poller publishing to pub.
@@ -122,8 +145,12 @@ func NewPoller(cfg Config, pub Publisher, log zerolog.Logger, m *Metrics) (*Poll
 		m = NewMetrics(nil)
 	}
 	return &Poller{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}, pub: pub, log: log, metrics: m,
-		now: time.Now, last: map[string]StatusEvent{}}, nil
+		now: time.Now, last: map[string]published{}}, nil
 }
+
+// SetClock replaces the poller's clock (time.Now), for a replay of
+// recorded responses on their own time. Call it before Run or Poll.
+func (p *Poller) SetClock(now func() time.Time) { p.now = now }
 
 // PollError is a failed poll: Reason is its metrics label.
 type PollError struct {
@@ -178,6 +205,7 @@ func (p *Poller) Poll(ctx context.Context) (Result, error) {
 func (p *Poller) poll(ctx context.Context) (Result, error) {
 	var res Result
 	var all []StatusEvent
+	polled := p.now()
 	next, err := p.firstURL()
 	if err != nil {
 		return res, &PollError{ReasonTransport, err}
@@ -207,30 +235,30 @@ func (p *Poller) poll(ctx context.Context) (Result, error) {
 	if total >= 0 && res.Locations != total {
 		return res, &PollError{ReasonPagination, fmt.Errorf("read %d locations, X-Total-Count says %d", res.Locations, total)}
 	}
-	changed := p.changes(all, &res)
+	b := p.changes(all, polled, &res)
 	for _, pr := range res.Problems {
 		p.metrics.refused.WithLabelValues(pr.Reason).Inc()
 		p.log.Warn().Str("location", pr.Location).Str("evse", pr.EVSE).Str("reason", pr.Reason).Str("detail", pr.Detail).Msg("OCPI EVSE status refused")
 	}
-	if len(changed) == 0 {
-		return res, nil
-	}
-	if err := p.pub.Publish(ctx, changed); err != nil {
+	if err := p.pub.Publish(ctx, b); err != nil {
 		return res, &PollError{ReasonPublish, err}
 	}
-	for _, s := range changed {
-		p.last[s.Site+"\x00"+s.EVSE] = s
+	for _, list := range [][]StatusEvent{b.Changed, b.Refreshed} {
+		for _, s := range list {
+			p.last[s.Site+"\x00"+s.EVSE] = published{s, polled}
+		}
 	}
-	res.Published = len(changed)
-	p.metrics.published.Add(float64(len(changed)))
+	res.Published = len(b.Changed) + len(b.Refreshed)
+	p.metrics.published.Add(float64(res.Published))
 	return res, nil
 }
 
-// changes returns the statuses that differ from the last published ones
-// (in status or time); one older than the last published is refused as
-// stale.
-func (p *Poller) changes(all []StatusEvent, res *Result) []StatusEvent {
-	var out []StatusEvent
+// changes returns the poll's batch: the statuses that differ from the
+// last published ones (in status or time), and those unchanged but last
+// published Refresh or more before polled; one older than the last
+// published is refused as stale.
+func (p *Poller) changes(all []StatusEvent, polled time.Time, res *Result) Batch {
+	b := Batch{Polled: polled}
 	for _, s := range all {
 		prev, ok := p.last[s.Site+"\x00"+s.EVSE]
 		switch {
@@ -238,11 +266,14 @@ func (p *Poller) changes(all []StatusEvent, res *Result) []StatusEvent {
 			res.Problems = append(res.Problems, Problem{Location: s.Site, EVSE: s.EVSE, Reason: ReasonStale,
 				Detail: fmt.Sprintf("last_updated %s before the %s already published", s.At.Format(time.RFC3339), prev.At.Format(time.RFC3339))})
 		case ok && s.At.Equal(prev.At) && s.Status == prev.Status:
+			if p.cfg.Refresh > 0 && polled.Sub(prev.polled) >= p.cfg.Refresh {
+				b.Refreshed = append(b.Refreshed, s)
+			}
 		default:
-			out = append(out, s)
+			b.Changed = append(b.Changed, s)
 		}
 	}
-	return out
+	return b
 }
 
 func (p *Poller) firstURL() (string, error) {

@@ -22,17 +22,17 @@ const testToken = "ebf3b399-779f-4497-9b9d-ac6ad3cc44d2"
 // fakePublisher records what it was given; fail makes it refuse.
 type fakePublisher struct {
 	mu      sync.Mutex
-	batches [][]StatusEvent
+	batches []Batch
 	fail    bool
 }
 
-func (f *fakePublisher) Publish(_ context.Context, s []StatusEvent) error {
+func (f *fakePublisher) Publish(_ context.Context, b Batch) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fail {
 		return errors.New("broker unavailable")
 	}
-	f.batches = append(f.batches, append([]StatusEvent(nil), s...))
+	f.batches = append(f.batches, b)
 	return nil
 }
 
@@ -41,7 +41,7 @@ func (f *fakePublisher) count() int {
 	defer f.mu.Unlock()
 	n := 0
 	for _, b := range f.batches {
-		n += len(b)
+		n += len(b.Changed) + len(b.Refreshed)
 	}
 	return n
 }
@@ -180,6 +180,10 @@ func TestPollerRecordedAndBad(t *testing.T) {
 			}
 		}
 	}
+	// Every successful poll, with changes or not, marked its time.
+	if len(pub.batches) != int(want[OutcomeOK]) {
+		t.Errorf("%d batches for %v successful polls", len(pub.batches), want[OutcomeOK])
+	}
 	for reason, n := range want {
 		if got := counterValue(t, m.polls.WithLabelValues(reason)); got != n {
 			t.Errorf("dcgpd_ocpi_polls_total{outcome=%q} = %v, want %v", reason, got, n)
@@ -193,7 +197,7 @@ func TestPollerRecordedAndBad(t *testing.T) {
 	// The published statuses turn into supply: at 08:05 site-north has
 	// N-2 available of three (N-1 charging, N-3 blocked).
 	var north []StatusEvent
-	for _, s := range pub.batches[0] {
+	for _, s := range pub.batches[0].Changed {
 		if s.Site == "site-north" {
 			north = append(north, s)
 		}
@@ -204,6 +208,32 @@ func TestPollerRecordedAndBad(t *testing.T) {
 	}
 	if sup[0].Supply != 1 || sup[0].Censored() {
 		t.Errorf("site-north's supply from the recorded page: %+v, want 1 available, not censored", sup[0])
+	}
+}
+
+// TestPollerRefresh: an unchanged status is published again once Refresh
+// has passed since it was last published, and only then.
+func TestPollerRefresh(t *testing.T) {
+	srv := &server{t: t, scenario: "pages"}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	pub := &fakePublisher{}
+	now := time.Date(2024, 5, 6, 8, 10, 0, 0, time.UTC)
+	p, _ := newTestPoller(t, hs.URL, pub, now)
+	p.cfg.MaxAge = 0 // the recorded pages are of 08:05
+	for i, step := range []struct {
+		after              time.Duration
+		changed, refreshed int
+	}{{0, 10, 0}, {time.Minute, 0, 0}, {p.cfg.Refresh - time.Second, 0, 0}, {p.cfg.Refresh, 0, 10}, {p.cfg.Refresh + time.Minute, 0, 0}} {
+		at := now.Add(step.after)
+		p.now = func() time.Time { return at }
+		if _, err := p.Poll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		b := pub.batches[len(pub.batches)-1]
+		if len(b.Changed) != step.changed || len(b.Refreshed) != step.refreshed || !b.Polled.Equal(at) {
+			t.Errorf("poll %d at +%v: %d changed, %d refreshed, polled %v; want %d, %d, %v", i, step.after, len(b.Changed), len(b.Refreshed), b.Polled, step.changed, step.refreshed, at)
+		}
 	}
 }
 
@@ -267,6 +297,7 @@ func TestConfigValidate(t *testing.T) {
 		func(c *Config) { c.Interval = 0 },
 		func(c *Config) { c.MaxPages = 0 },
 		func(c *Config) { c.Limit = -1 },
+		func(c *Config) { c.Refresh = -time.Second },
 	}
 	for i, f := range bad {
 		c := DefaultConfig()

@@ -13,15 +13,18 @@ import (
 // SchemaVersion is the status message's schema.
 const SchemaVersion = 1
 
-// StatusMessage is one EVSE status as published on
-// <prefix>.evse.<model>: site is the OCPI location id (the model's
-// product), at the status's last_updated.
+// StatusMessage is one message on <prefix>.evse.<model>. A status
+// (Kind "status"): site is the OCPI location id (the model's product), at
+// the status's last_updated. A poll marker (Kind "poll", no site, EVSE
+// or status): every location was read in a poll that began at At, and
+// every status that changed up to then was published before it.
 type StatusMessage struct {
 	Schema int       `json:"schema"`
+	Kind   string    `json:"kind,omitempty"`
 	Model  string    `json:"model"`
-	Site   string    `json:"site"`
-	EVSE   string    `json:"evse"`
-	Status string    `json:"status"`
+	Site   string    `json:"site,omitempty"`
+	EVSE   string    `json:"evse,omitempty"`
+	Status string    `json:"status,omitempty"`
 	At     time.Time `json:"at"`
 }
 
@@ -31,9 +34,11 @@ type MsgPublisher interface {
 	PublishMsg(m *nats.Msg) error
 }
 
-// NATSPublisher publishes statuses as StatusMessages, one message each,
-// with a Nats-Msg-Id header <model>/<site>/<evse>/<unix nanoseconds> so
-// a JetStream stream on the subject drops a status published twice.
+// NATSPublisher publishes a poll's statuses as StatusMessages, one
+// message each, then its poll marker. A changed status has the
+// Nats-Msg-Id <model>/<site>/<evse>/<at, Unix ns>, so a JetStream stream
+// drops one published twice; a refreshed one adds /refresh/<poll, Unix
+// ns>, the marker is <model>/poll/<poll, Unix ns>.
 type NATSPublisher struct {
 	Conn    MsgPublisher
 	Subject string
@@ -47,21 +52,37 @@ func NewNATSPublisher(conn MsgPublisher, prefix, model string) *NATSPublisher {
 
 // Publish implements Publisher; it stops at the first failure (the
 // poller offers the batch again).
-func (p *NATSPublisher) Publish(ctx context.Context, statuses []StatusEvent) error {
-	for _, s := range statuses {
+func (p *NATSPublisher) Publish(ctx context.Context, b Batch) error {
+	polled := strconv.FormatInt(b.Polled.UnixNano(), 10)
+	send := func(m StatusMessage, id string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b, err := json.Marshal(StatusMessage{Schema: SchemaVersion, Model: p.Model, Site: s.Site, EVSE: s.EVSE, Status: string(s.Status), At: s.At.UTC()})
+		data, err := json.Marshal(m)
 		if err != nil {
-			return fmt.Errorf("encoding the status of %s/%s: %w", s.Site, s.EVSE, err)
+			return fmt.Errorf("encoding the %s message of %s/%s: %w", m.Kind, m.Site, m.EVSE, err)
 		}
-		m := nats.NewMsg(p.Subject)
-		m.Data = b
-		m.Header.Set(nats.MsgIdHdr, p.Model+"/"+s.Site+"/"+s.EVSE+"/"+strconv.FormatInt(s.At.UnixNano(), 10))
-		if err := p.Conn.PublishMsg(m); err != nil {
-			return fmt.Errorf("publishing the status of %s/%s on %s: %w", s.Site, s.EVSE, p.Subject, err)
+		msg := nats.NewMsg(p.Subject)
+		msg.Data = data
+		msg.Header.Set(nats.MsgIdHdr, id)
+		if err := p.Conn.PublishMsg(msg); err != nil {
+			return fmt.Errorf("publishing the %s message of %s/%s on %s: %w", m.Kind, m.Site, m.EVSE, p.Subject, err)
+		}
+		return nil
+	}
+	status := func(s StatusEvent, suffix string) error {
+		return send(StatusMessage{Schema: SchemaVersion, Model: p.Model, Site: s.Site, EVSE: s.EVSE, Status: string(s.Status), At: s.At.UTC()},
+			p.Model+"/"+s.Site+"/"+s.EVSE+"/"+strconv.FormatInt(s.At.UnixNano(), 10)+suffix)
+	}
+	for _, s := range b.Changed {
+		if err := status(s, ""); err != nil {
+			return err
 		}
 	}
-	return nil
+	for _, s := range b.Refreshed {
+		if err := status(s, "/refresh/"+polled); err != nil {
+			return err
+		}
+	}
+	return send(StatusMessage{Schema: SchemaVersion, Kind: KindPoll, Model: p.Model, At: b.Polled.UTC()}, p.Model+"/poll/"+polled)
 }
