@@ -126,6 +126,9 @@ type DiffusionOptions struct {
 	LearnPoints int
 	// Seed scrambles the point set (default 1).
 	Seed uint64
+	// Routes chooses among routes to the same numbers (the zero value: the
+	// fastest); tests compare the reference routes with the default.
+	Routes DiffusionRoutes
 }
 
 // Diffusion is the diffusion-aware Tobit likelihood of the paper: with
@@ -206,6 +209,11 @@ func NewDiffusion(o DiffusionOptions) (*Diffusion, error) {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
+	routes, err := o.Routes.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	o.Routes = routes
 	if o.Sites != FullSites && o.Sites != DiagonalSites {
 		return nil, fmt.Errorf("cvi: diffusion sites %d: want FullSites or DiagonalSites", o.Sites)
 	}

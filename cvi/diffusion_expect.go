@@ -114,17 +114,10 @@ func (d *Diffusion) expectJoint(op diffusion.Operator, obs []Obs, mean, P, grad,
 	return jp.sum * w, nil
 }
 
-// meanFieldParamsMin is the number of products from which the mean-field
-// route also gives the parameter gradient when only σ² is learned (ℓ and
-// π held or explicit): its O(N_p + Σ_excess deg) per point replaces the
-// dense route's O(N_p²) Jacobian, which a city cannot afford. Smaller
-// models keep the dense route, whose numbers the paper reproduction pins.
-var meanFieldParamsMin = sparseMinProducts + 1
-
 // meanFieldParams reports whether the mean-field route gives this
-// likelihood's parameter gradient.
+// likelihood's parameter gradient (see DiffusionRoutes.MeanFieldParamsMin).
 func (d *Diffusion) meanFieldParams() bool {
-	return d.np >= meanFieldParamsMin && !(d.learnable() && !d.fixedDiffusion)
+	return d.np >= d.opts.Routes.MeanFieldParamsMin && !(d.learnable() && !d.fixedDiffusion)
 }
 
 // pointFactor returns the factor L of q's covariance that maps standard

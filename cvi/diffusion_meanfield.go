@@ -171,7 +171,7 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	if err := d.mfSetup(op, obs, grad, curv, mode, exact); err != nil {
 		return 0, err
 	}
-	if mode == mfSparse && pruneCand {
+	if mode == mfSparse && !d.opts.Routes.KeepCandidates {
 		d.pruneCand(mean, sd, rows)
 	}
 	if mode == mfSparse && d.local != nil {
@@ -184,7 +184,7 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	// Gaussian recipients in closed form (diffusion_meanfield_closed.go):
 	// the fused route leaves them out of its points (fusedSums.split), the
 	// per-excess-set route marks them missing here.
-	closed := mode == mfSparse && closedRecipients && d.binNoise == nil
+	closed := mode == mfSparse && !d.opts.Routes.PointRecipients && d.binNoise == nil
 	if closed && grouped {
 		d.closedSet(true)
 	}
@@ -231,10 +231,6 @@ func (d *Diffusion) expectMeanField(op diffusion.Operator, obs []Obs, mean, vars
 	}
 	return sum * w, nil
 }
-
-// pruneCand selects dropping from the candidates the products that no
-// point can put in excess (off: the reference the tests compare with).
-var pruneCand = true
 
 // pruneCand drops from s.cand the products with finite supply that are in
 // excess at none of the first rows antithetic pairs: the largest f_k over
@@ -336,7 +332,7 @@ func (d *Diffusion) mfSetup(op diffusion.Operator, obs []Obs, grad, curv []float
 // (diffusion_meanfield_fused.go). It reads one noise per product for the
 // whole rule and carries no slope gradient: level noise takes the plain loop.
 func (d *Diffusion) fusedLoop(mode mfCurv, grouped bool) bool {
-	return mode == mfSparse && !grouped && sparseFused && d.binNoise == nil
+	return mode == mfSparse && !grouped && !d.opts.Routes.UnfusedPoints && d.binNoise == nil
 }
 
 // mfPoints runs the antithetic pairs of points in rows [r0, r1) of the

@@ -25,11 +25,6 @@ import "math"
 // stations out (about two thirds of a city's, each visited at every point
 // as a column of the candidates' rows).
 
-// closedRecipients selects the closed form for Gaussian recipients on the
-// fused route (off: the point loop sums them, the reference the tests
-// compare the other shortcuts with).
-var closedRecipients = true
-
 // closedSet lists in d.cs.fs.closed the Gaussian recipients: the stations
 // in a candidate's row that are neither candidates nor censored, observed.
 // With drop, it also marks them missing for the point loop that follows

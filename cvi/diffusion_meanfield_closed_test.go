@@ -5,13 +5,14 @@ import (
 	"testing"
 )
 
-// closedForm sets closedRecipients and returns what restores it: the
-// tests of the point loop's other shortcuts compare it, term by term,
-// with the reference loop, which sums every recipient point by point.
-func closedForm(on bool) func() {
-	old := closedRecipients
-	closedRecipients = on
-	return func() { closedRecipients = old }
+// closedForm sets whether d sums its Gaussian recipients in closed form
+// (DiffusionRoutes.PointRecipients off) and returns what restores it: the
+// tests of the point loop's other shortcuts compare it, term by term, with
+// the reference loop, which sums every recipient point by point.
+func closedForm(d *Diffusion, on bool) func() {
+	old := d.opts.Routes
+	d.opts.Routes.PointRecipients = !on
+	return func() { d.opts.Routes = old }
 }
 
 // TestClosedRecipientsMatchPointLoop: the Gaussian recipients' terms in
@@ -25,6 +26,7 @@ func closedForm(on bool) func() {
 // the fine rule's own error); the 64-point rule's gradient is 5–13 times
 // further off (0.056–0.13), so the bounds tell the closed form from a rule.
 func TestClosedRecipientsMatchPointLoop(t *testing.T) {
+	t.Parallel()
 	for _, np := range []int{300, 60} {
 		on, bins := cityOnline(t, np, 3)
 		d := on.lik.(*Diffusion)
@@ -39,7 +41,7 @@ func TestClosedRecipientsMatchPointLoop(t *testing.T) {
 				vars[k] = 0.5 + 0.1*float64(k%5)
 			}
 			run := func(d *Diffusion, closed bool) (float64, []float64, []float64) {
-				defer closedForm(closed)()
+				defer closedForm(d, closed)()
 				g := make([]float64, np)
 				e, hs, ok := d.expectCoupledSparse(obs, mean, vars, g, false)
 				if !ok || hs == nil || math.IsNaN(e) {
@@ -78,6 +80,7 @@ func maxDiff(a, b []float64) float64 {
 // derivative of their expectation (central differences, 1e-7 of the
 // largest entry), at the candidates and the recipients alike.
 func TestClosedRecipientsGradient(t *testing.T) {
+	t.Parallel()
 	const np = 300
 	on, bins := cityOnline(t, np, 3)
 	d := on.lik.(*Diffusion)

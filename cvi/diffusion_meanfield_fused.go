@@ -20,10 +20,9 @@ package cvi
 // order: the result equals mfChainSparse's to rounding
 // (TestSparseFusedMatches).
 
-// sparseFused selects mfPointSparse for the sparse curvature; off, the
-// point loop is mfPoint, mfChain and mfChainSparse (the reference the
-// tests compare it with).
-var sparseFused = true
+// mfPointSparse is the sparse curvature's point loop unless
+// DiffusionRoutes.UnfusedPoints selects mfPoint, mfChain and mfChainSparse
+// (the reference the tests compare it with).
 
 // fusedSums are mfPointSparse's sums over the points, per product or per
 // column of T.
@@ -88,12 +87,12 @@ func (fs *fusedSums) grow(np int) {
 }
 
 // split lists the dynamic and static products (see fusedSums.dyn) and,
-// with closedRecipients, leaves the Gaussian recipients (closedSet) out
+// with closed-form recipients (DiffusionRoutes.PointRecipients off), leaves the Gaussian recipients (closedSet) out
 // of the dynamic ones, and the missing stations of the candidates' rows
 // as well (they have no term at all).
 func (fs *fusedSums) split(d *Diffusion) {
 	s, mark := &d.mf, fs.mark // mark is all false between points: borrowed
-	closed := closedRecipients
+	closed := !d.opts.Routes.PointRecipients
 	if closed {
 		d.closedSet(false)
 	} else {

@@ -8,17 +8,17 @@ import (
 	"time"
 )
 
-// sparseRoute sets the sparse expectation's point loop: fused or the
+// sparseRoute sets d's sparse expectation's point loop: fused or the
 // reference (mfPoint, mfChain, mfChainSparse), and the points in two
-// halves or in one; it returns a function restoring the defaults.
-func sparseRoute(fused, split bool) func() {
-	f0, s0 := sparseFused, splitMinProducts
-	sparseFused = fused
-	splitMinProducts = math.MaxInt
+// halves or in one; it returns a function restoring d's routes.
+func sparseRoute(d *Diffusion, fused, split bool) func() {
+	old := d.opts.Routes
+	d.opts.Routes.UnfusedPoints = !fused
+	d.opts.Routes.SplitMinProducts = math.MaxInt
 	if split {
-		splitMinProducts = 1
+		d.opts.Routes.SplitMinProducts = 1
 	}
-	return func() { sparseFused, splitMinProducts = f0, s0 }
+	return func() { d.opts.Routes = old }
 }
 
 // TestSparseFusedMatches: the fused point loop (per-column sums, the
@@ -28,10 +28,11 @@ func sparseRoute(fused, split bool) func() {
 // in other orders), on a city where about a third of the stations can be
 // in excess, some of them at only part of the points.
 func TestSparseFusedMatches(t *testing.T) {
-	defer closedForm(false)() // the point loop's own sums, term by term
+	t.Parallel()
 	const np = 300
 	on, bins := cityOnline(t, np, 3)
 	d := on.lik.(*Diffusion)
+	closedForm(d, false) // the point loop's own sums, term by term
 	mean, vars := make([]float64, np), make([]float64, np)
 	for trial, obs := range bins[:4] {
 		for k := range obs {
@@ -46,7 +47,7 @@ func TestSparseFusedMatches(t *testing.T) {
 			curv []float64
 		}
 		run := func(fused, split bool) result {
-			defer sparseRoute(fused, split)()
+			defer sparseRoute(d, fused, split)()
 			r := result{grad: make([]float64, np)}
 			e, hs, ok := d.expectCoupledSparse(obs, mean, vars, r.grad, false)
 			if !ok || hs == nil {
@@ -107,10 +108,17 @@ func TestSparseFusedMatches(t *testing.T) {
 // loop's steps, filtered means, variances, sites and 6-bin forecasts to
 // 1e-12 relative.
 func TestOnlineSparseFusedMatches(t *testing.T) {
-	defer closedForm(false)() // the point loop's own sums, term by term
+	t.Parallel()
 	const np = 300
 	ref, bins := cityOnline(t, np, 11)
 	fast, _ := cityOnline(t, np, 11)
+	// The point loop's own sums, term by term: the reference loop in one
+	// half, the fused one in two.
+	rd, fd := ref.lik.(*Diffusion), fast.lik.(*Diffusion)
+	closedForm(rd, false)
+	closedForm(fd, false)
+	sparseRoute(rd, false, false)
+	sparseRoute(fd, true, true)
 	if !ref.sparse || !fast.sparse {
 		t.Fatal("the city does not take the sparse route")
 	}
@@ -119,21 +127,17 @@ func TestOnlineSparseFusedMatches(t *testing.T) {
 	near := func(x, y float64) bool { return math.Abs(x-y) <= 1e-12*math.Max(1, math.Abs(x)) }
 	for b, obs := range bins[:24] {
 		tb := float64(b + 1)
-		restore := sparseRoute(false, false)
 		err := ref.Step(tb, obs, &rr)
 		if err == nil {
 			err = ref.ForecastSteps(1, 6, rm, rv, nil, func(int) {})
 		}
-		restore()
 		if err != nil {
 			t.Fatal(err)
 		}
-		restore = sparseRoute(true, true)
 		err = fast.Step(tb, obs, &rf)
 		if err == nil {
 			err = fast.ForecastSteps(1, 6, fm, fv, nil, func(int) {})
 		}
-		restore()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,38 +157,38 @@ func TestOnlineSparseFusedMatches(t *testing.T) {
 	}
 }
 
-// TestSplitWorkerEnds: the goroutine that sums the second half of the
-// points ends once its likelihood is unreachable (no goroutine per
-// Online is left behind by a daemon that rebuilds its models).
-func TestSplitWorkerEnds(t *testing.T) {
+// TestSplitLeavesNoGoroutine: the goroutine that sums the second half of
+// the points ends before the expectation returns, while its likelihood is
+// still in use (no goroutine per Online is left behind by a daemon that
+// rebuilds its models, whenever the garbage collector runs). It waits up
+// to 10 s for the count of goroutines to come back to what it was before
+// three Onlines each stepped a bin in two halves.
+func TestSplitLeavesNoGoroutine(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("one core: the halves run on the caller's goroutine")
 	}
-	defer sparseRoute(true, true)()
+	before := runtime.NumGoroutine()
 	var keep []*Online
 	for i := 0; i < 3; i++ {
 		on, bins := cityOnline(t, 300, uint64(i+1))
+		d := on.lik.(*Diffusion)
+		sparseRoute(d, true, true)
 		var res BinResult
 		if err := on.Step(1, bins[0], &res); err != nil {
 			t.Fatal(err)
 		}
-		if on.lik.(*Diffusion).mf.split == nil {
+		if d.mf.split == nil {
 			t.Fatal("the points were not split")
 		}
 		keep = append(keep, on)
 	}
-	// Workers of earlier tests may still be ending: at least these three run.
-	if n := splitWorkers.Load(); n < 3 {
-		t.Fatalf("%d split workers running, want at least 3", n)
-	}
-	runtime.KeepAlive(keep)
-	deadline := time.Now().Add(10 * time.Second)
-	for splitWorkers.Load() > 0 && time.Now().Before(deadline) {
-		runtime.GC()
+	n := runtime.NumGoroutine()
+	for deadline := time.Now().Add(10 * time.Second); n > before && time.Now().Before(deadline); n = runtime.NumGoroutine() {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := splitWorkers.Load(); n > 0 {
-		t.Fatalf("%d split workers still running after their likelihoods were dropped", n)
+	runtime.KeepAlive(keep)
+	if n > before {
+		t.Fatalf("%d goroutines, %d before the Onlines stepped: a split goroutine outlives its expectation", n, before)
 	}
 }
 
@@ -194,10 +198,11 @@ func TestSplitWorkerEnds(t *testing.T) {
 // has a finite supply and most are far below it (the excess sets then
 // shrink below 64 stations: the per-set sums apply).
 func TestPruneCandMatches(t *testing.T) {
-	defer closedForm(false)() // the point loop's own sums, term by term
+	t.Parallel()
 	const np = 300
 	on, bins := cityOnline(t, np, 5)
 	d := on.lik.(*Diffusion)
+	closedForm(d, false) // the point loop's own sums, term by term
 	mean, vars := make([]float64, np), make([]float64, np)
 	for trial, obs := range bins[:4] {
 		for k := range obs {
@@ -212,9 +217,7 @@ func TestPruneCandMatches(t *testing.T) {
 			vars[k] = 0.5 + 0.2*float64(k%7)
 		}
 		run := func(prune bool) (float64, []float64, []float64, int) {
-			p0 := pruneCand
-			pruneCand = prune
-			defer func() { pruneCand = p0 }()
+			d.opts.Routes.KeepCandidates = !prune
 			grad := make([]float64, np)
 			e, hs, ok := d.expectCoupledSparse(obs, mean, vars, grad, false)
 			if !ok || hs == nil {

@@ -2,31 +2,18 @@ package cvi
 
 import (
 	"runtime"
-	"sync/atomic"
+	"sync"
 )
 
-// splitMinProducts is the model size from which the sparse mean-field
-// expectation (expectCoupledSparse) sums its points in two halves, the
-// second on another goroutine: below it a half's work is too small to pay
-// for the hand-over. The halves are summed in the same order whether or
-// not the second one runs in parallel, so the result does not depend on
-// the number of cores. A variable so that tests can split small models.
-var splitMinProducts = 256
-
 // pointSplit is a Diffusion's second half of the points: a copy with its
-// own scratch and sums, and the goroutine that runs it. The goroutine
-// holds only the channels, so the Diffusion can be collected; a cleanup
-// then closes start and the goroutine ends.
+// own scratch and sums. mfPointsSplit sums it on a goroutine of its own
+// that ends before the call returns (on the caller's when there is one
+// core), so a Diffusion owns no goroutine between calls.
 type pointSplit struct {
 	half *Diffusion
 	src  *coupledPattern // the pattern half.cp's sums were made for
 	grad []float64       // the half's Σ Jᵀ∂log p
 	job  splitJob
-	// worker: the goroutine runs (there was more than one core when the
-	// half was made; the runtime may change GOMAXPROCS later).
-	worker bool
-	start  chan *splitJob
-	done   chan struct{}
 }
 
 // splitJob is one half's share of an expectation's points.
@@ -42,22 +29,10 @@ func (j *splitJob) run() {
 	j.sum = j.d.mfPoints(j.obs, j.mean, j.sd, j.grad, nil, mfSparse, false, false, j.r0, j.r1)
 }
 
-// splitWorkers counts the split goroutines running (for tests).
-var splitWorkers atomic.Int64
-
-// splitWorker runs the jobs it is given until start is closed.
-func splitWorker(start <-chan *splitJob, done chan<- struct{}) {
-	defer splitWorkers.Add(-1)
-	for j := range start {
-		j.run()
-		done <- struct{}{}
-	}
-}
-
 // splits reports whether an expectation of rows antithetic pairs in mode
-// is summed in two halves (see splitMinProducts).
+// is summed in two halves (see DiffusionRoutes.SplitMinProducts).
 func (d *Diffusion) splits(mode mfCurv, grouped bool, rows int) bool {
-	return mode == mfSparse && !grouped && rows >= 2 && d.np >= splitMinProducts && d.binNoise == nil
+	return mode == mfSparse && !grouped && rows >= 2 && d.np >= d.opts.Routes.SplitMinProducts && d.binNoise == nil
 }
 
 // splitHalf returns the second half, synchronised with d's current bin:
@@ -69,15 +44,11 @@ func (d *Diffusion) splitHalf() *pointSplit {
 		h := *d
 		h.scratch()
 		h.mf.grow(d.np)
-		p = &pointSplit{half: &h, grad: make([]float64, d.np), start: make(chan *splitJob), done: make(chan struct{})}
-		if p.worker = runtime.GOMAXPROCS(0) > 1; p.worker {
-			splitWorkers.Add(1)
-			go splitWorker(p.start, p.done)
-			runtime.AddCleanup(d, func(c chan *splitJob) { close(c) }, p.start)
-		}
+		p = &pointSplit{half: &h, grad: make([]float64, d.np)}
 		d.mf.split = p
 	}
 	h, s := p.half, &d.mf
+	h.opts = d.opts
 	h.variance, h.sd, h.logNorm = d.variance, d.sd, d.logNorm
 	h.u, h.z = d.u, d.z
 	h.mf.kind, h.mf.cand, h.mf.rowCols, h.mf.rowVals = s.kind, s.cand, s.rowCols, s.rowVals
@@ -97,7 +68,7 @@ func (d *Diffusion) splitHalf() *pointSplit {
 	for _, q := range d.cs.livePairs {
 		h.cp.pairAcc[q] = 0
 	}
-	if sparseFused {
+	if !d.opts.Routes.UnfusedPoints {
 		h.cs.fs.reset(h, nil)
 		pf := &d.cs.fs
 		h.cs.fs.byComp, h.cs.fs.dyn = pf.byComp, pf.dyn
@@ -113,21 +84,23 @@ func (d *Diffusion) splitHalf() *pointSplit {
 }
 
 // mfPointsSplit is mfPoints for the sparse curvature with the rows in two
-// halves, the second summed by d.mf.split's copy (on another goroutine when
-// there is more than one core) and added after the first: the sum of the
+// halves, the second summed by d.mf.split's copy (on a goroutine of its own
+// when there is more than one core, which ends before the call returns) and
+// added after the first: the sum of the
 // log-likelihoods, and into grad, d.cp's sums and the noise variance's
 // gradient, what mfPoints would have added.
 func (d *Diffusion) mfPointsSplit(obs []Obs, mean, sd, grad []float64, rows int) float64 {
 	p := d.splitHalf()
 	r := rows / 2
 	p.job = splitJob{d: p.half, obs: obs, mean: mean, sd: sd, grad: p.grad, r0: r, r1: rows}
-	if p.worker {
-		p.start <- &p.job
-	}
-	sum := d.mfPoints(obs, mean, sd, grad, nil, mfSparse, false, false, 0, r)
-	if p.worker {
-		<-p.done
+	var sum float64
+	if runtime.GOMAXPROCS(0) > 1 {
+		var wg sync.WaitGroup
+		wg.Go(p.job.run)
+		sum = d.mfPoints(obs, mean, sd, grad, nil, mfSparse, false, false, 0, r)
+		wg.Wait()
 	} else {
+		sum = d.mfPoints(obs, mean, sd, grad, nil, mfSparse, false, false, 0, r)
 		p.job.run()
 	}
 	h := p.half
@@ -146,7 +119,7 @@ func (d *Diffusion) mfPointsSplit(obs []Obs, mean, sd, grad []float64, rows int)
 		cp.pairAcc[q] += hp.pairAcc[q]
 	}
 	d.mf.ps2 += h.mf.ps2
-	if sparseFused {
+	if !d.opts.Routes.UnfusedPoints {
 		d.cs.fs.add(&h.cs.fs)
 	}
 	// Drop the bin's views so that an idle half keeps nothing alive.

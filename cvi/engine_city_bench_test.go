@@ -29,10 +29,9 @@ import (
 //
 //	go test -run XXX -bench 'ResmoothCity/City2000' -benchtime 1x -benchmem ./cvi/
 func BenchmarkResmoothCity(b *testing.B) {
-	defer wholeStepsFromEnv()() // the warm start's online pass
 	for _, c := range []struct{ np, bins int }{{500, 48}, {2000, 168}} {
 		b.Run(fmt.Sprintf("City%d/bins=%d", c.np, c.bins), func(b *testing.B) {
-			on, bins := cityOnline(b, c.np, 9)
+			on, bins := benchCity(b, c.np, 9) // the warm start's online pass
 			m, lik := on.model, on.lik
 			data := &Data{NP: c.np, Times: make([]float64, c.bins)}
 			warm := filter.NewSites(c.bins, c.np, false)

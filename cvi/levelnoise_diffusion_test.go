@@ -31,9 +31,9 @@ func levelCases() []levelCase {
 		{name: "full/supply-aware", opts: with(func(o *DiffusionOptions) { o.SupplyAware = true }), np: 6},
 		{name: "diagonal/dense", opts: with(func(o *DiffusionOptions) { o.Sites = DiagonalSites }), np: 6},
 		{name: "diagonal/gauss-newton", opts: with(func(o *DiffusionOptions) { o.Sites, o.Curvature = DiagonalSites, GaussNewton }), np: 6},
-		{name: "diagonal/mean-field", opts: with(func(o *DiffusionOptions) { o.Sites = DiagonalSites }), np: meanFieldParamsMin, hold: true},
+		{name: "diagonal/mean-field", opts: with(func(o *DiffusionOptions) { o.Sites = DiagonalSites }), np: defaultMeanFieldParamsMin, hold: true},
 		{name: "diagonal/mean-field/gauss-newton", opts: with(func(o *DiffusionOptions) { o.Sites, o.Curvature = DiagonalSites, GaussNewton }),
-			np: meanFieldParamsMin, hold: true},
+			np: defaultMeanFieldParamsMin, hold: true},
 		{name: "meanonly", opts: with(func(o *DiffusionOptions) { o.Expectation = MeanOnly }), np: 6},
 		{name: "full/factorised", opts: base, np: 6, far: true},
 	}
@@ -167,10 +167,12 @@ func TestDiffusionLevelZeroIsUnchanged(t *testing.T) {
 // route takes the fused loop, which sums in another order, so the
 // comparison is to 1e-12 of the largest entry rather than bit for bit.
 func TestDiffusionLevelZeroSparseUnchanged(t *testing.T) {
-	defer closedForm(false)() // the point loop's own sums, term by term
+	t.Parallel()
 	const tol = 1e-12
 	for _, np := range []int{60, 150} {
-		lc := levelCase{opts: DiffusionOptions{Lengthscale: 300, Sink: 0.2, Variance: 1, Points: 64, Sites: DiagonalSites}, np: np}
+		// The point loop's own sums, term by term: recipients point by point.
+		lc := levelCase{opts: DiffusionOptions{Lengthscale: 300, Sink: 0.2, Variance: 1, Points: 64, Sites: DiagonalSites,
+			Routes: DiffusionRoutes{PointRecipients: true}}, np: np}
 		off, on := levelLik(t, lc, 0), levelLik(t, lc, 0.4)
 		rng := rand.New(rand.NewPCG(9, uint64(np)))
 		obs, mean, vars := levelBin(rng, lc, false)

@@ -38,6 +38,9 @@ type OnlineOptions struct {
 	// move those alone and hold the others' sites (localised steps, see
 	// localFrac).
 	MeanTol float64
+	// WholeBinSteps turns the localised steps off: every step moves the
+	// whole bin (the reference the tests compare the localised steps with).
+	WholeBinSteps bool
 }
 
 // DefaultOnlineOptions returns the documented defaults.
@@ -131,7 +134,7 @@ type Online struct {
 	dg      []float64
 	haveHF  bool
 	coarse  bool // the last expectation took the likelihood's coarse rule
-	// Localised steps (localSteps): active marks the stations the last
+	// Localised steps (OnlineOptions.WholeBinSteps off): active marks the stations the last
 	// step moved by MeanTol or more; with at most localMax of them the
 	// next steps move those alone (lexp restricts the expectation).
 	lexp       localExpecter
@@ -157,7 +160,7 @@ func NewOnline(m *filter.Model, lik Likelihood, opts OnlineOptions) (*Online, er
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	f, err := filter.NewOnline(m, lik.Joint())
+	f, err := filter.NewOnline(m, filter.OnlineOptions{FullSites: lik.Joint()})
 	if err != nil {
 		return nil, err
 	}
@@ -196,11 +199,6 @@ func (o *Online) growJoint() {
 // online refinement keeps the diffusion's curvature sparse: below it the
 // dense Cholesky solve of the Newton system is as cheap.
 const sparseMinProducts = 64
-
-// localSteps selects, on the city route, localised steps once at most
-// localFrac of the products still move (see localExpecter); a variable
-// so that tests can compare with the whole-bin steps.
-var localSteps = true
 
 // localFrac is the share of products still moving below which the
 // refinement's steps are localised. On BenchmarkOnlineBin/City2000 the
@@ -241,7 +239,7 @@ func (o *Online) setCoupling(sparse bool) {
 	o.obsMask, o.dg = make([]bool, np), make([]float64, np)
 	if c, ok := o.lik.(sparseCoupledExpecter); ok && sparse {
 		o.scoup, o.sparse = c, true
-		if l, ok := o.lik.(localExpecter); ok && localSteps {
+		if l, ok := o.lik.(localExpecter); ok && !o.opts.WholeBinSteps {
 			o.lexp, o.active, o.moved = l, make([]bool, np), make([]bool, np)
 			o.localMax = int(localFrac * float64(np))
 		}

@@ -106,10 +106,9 @@ func BenchmarkOnlineBin(b *testing.B) {
 // cost should be linear in the number of products. Besides the wall clock
 // it reports the process's CPU time per bin and product (cpu-ns/product).
 func benchOnlineCity(b *testing.B) {
-	defer wholeStepsFromEnv()()
 	for _, np := range []int{500, 2000} {
 		b.Run(fmt.Sprintf("City%d", np), func(b *testing.B) {
-			on, bins := cityOnline(b, np, 7)
+			on, bins := benchCity(b, np, 7)
 			timeCityBins(b, on, bins, np)
 		})
 	}
@@ -122,10 +121,9 @@ func benchOnlineCity(b *testing.B) {
 // stations are then near their supply, which the point loop's shortcuts
 // use (docs/city-scale.md).
 func BenchmarkOnlineBinSupplied(b *testing.B) {
-	defer wholeStepsFromEnv()()
 	for _, np := range []int{500, 2000} {
 		b.Run(fmt.Sprintf("City%d", np), func(b *testing.B) {
-			on, bins := cityOnline(b, np, 7)
+			on, bins := benchCity(b, np, 7)
 			rng := rand.New(rand.NewPCG(9, 9))
 			for _, bin := range bins {
 				suppliedCityBin(rng, bin)
@@ -184,6 +182,12 @@ func timeCityBins(b *testing.B, on *Online, bins [][]Obs, np int) {
 // diagonal sites, and 64 bins of hourly demand around 5 with a third of
 // the hubs stocked out.
 func cityOnline(tb testing.TB, np int, seed uint64) (*Online, [][]Obs) {
+	return cityOnlineWith(tb, np, seed, DiffusionRoutes{}, DefaultOnlineOptions())
+}
+
+// cityOnlineWith is cityOnline with the diffusion's routes and the online
+// options given.
+func cityOnlineWith(tb testing.TB, np int, seed uint64, routes DiffusionRoutes, opts OnlineOptions) (*Online, [][]Obs) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	side := int(math.Ceil(math.Sqrt(float64(np))))
 	feats := make([][]float64, np)
@@ -201,11 +205,11 @@ func cityOnline(tb testing.TB, np int, seed uint64) (*Online, [][]Obs) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	lik, err := NewDiffusion(DiffusionOptions{Graph: graph, Lengthscale: 300, Sink: 0.2, Variance: 1, Sites: DiagonalSites})
+	lik, err := NewDiffusion(DiffusionOptions{Graph: graph, Lengthscale: 300, Sink: 0.2, Variance: 1, Sites: DiagonalSites, Routes: routes})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	on, err := NewOnline(m, lik, DefaultOnlineOptions())
+	on, err := NewOnline(m, lik, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -225,13 +229,16 @@ func cityOnline(tb testing.TB, np int, seed uint64) (*Online, [][]Obs) {
 	return on, bins
 }
 
-// wholeStepsFromEnv turns the refinement's localised steps off when
-// DCGPD_WHOLE_STEPS=1 (to compare with every step on the whole bin) and
-// returns what restores them.
-func wholeStepsFromEnv() func() {
-	if os.Getenv("DCGPD_WHOLE_STEPS") != "1" {
-		return func() {}
-	}
-	localSteps = false
-	return func() { localSteps = true }
+// benchOnline returns the city benchmarks' online options: the defaults,
+// with the refinement's localised steps off when DCGPD_WHOLE_STEPS=1 (to
+// compare with every step on the whole bin).
+func benchOnline() OnlineOptions {
+	o := DefaultOnlineOptions()
+	o.WholeBinSteps = os.Getenv("DCGPD_WHOLE_STEPS") == "1"
+	return o
+}
+
+// benchCity is cityOnline with benchOnline's options.
+func benchCity(b *testing.B, np int, seed uint64) (*Online, [][]Obs) {
+	return cityOnlineWith(b, np, seed, DiffusionRoutes{}, benchOnline())
 }

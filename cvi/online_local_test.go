@@ -13,15 +13,15 @@ type localRun struct {
 	steps, local                   int
 }
 
-// runLocal runs bins of cityOnline's city through the online path with
-// localised steps on or off (tight: a refinement to 0.001 sd instead of
-// 0.05; missing: a tenth of the stations unobserved in each bin).
-func runLocal(t *testing.T, np, bins int, on, tight bool, missing ...bool) localRun {
+// runLocal runs bins of cityOnline's city, with the diffusion's routes,
+// through the online path with localised steps on or off (tight: a
+// refinement to 0.001 sd instead of 0.05; missing: a tenth of the
+// stations unobserved in each bin).
+func runLocal(t *testing.T, np, bins int, routes DiffusionRoutes, on, tight bool, missing ...bool) localRun {
 	t.Helper()
-	prev := localSteps
-	localSteps = on
-	defer func() { localSteps = prev }()
-	o, data := cityOnline(t, np, 7)
+	opts := DefaultOnlineOptions()
+	opts.WholeBinSteps = !on
+	o, data := cityOnlineWith(t, np, 7, routes, opts)
 	if tight {
 		o.opts.MeanTol, o.opts.Steps, o.opts.Tol = 0.001, 40, 1e-12
 	}
@@ -174,13 +174,14 @@ func TestLocalExpectationMatches(t *testing.T) {
 // less than 0.05 sd): means within 0.1 sd, variances within 6%, and
 // 0.01 sd, 0.5% root-mean-square.
 func TestLocalStepsMatchWhole(t *testing.T) {
+	t.Parallel()
 	const np, bins = 300, 48
 	if small, _ := cityOnline(t, sparseMinProducts, 7); small.lexp != nil {
 		t.Fatalf("%d products take localised steps: models up to %d keep the whole-bin steps", sparseMinProducts, sparseMinProducts)
 	}
 	for _, missing := range []bool{false, true} {
-		whole := runLocal(t, np, bins, false, false, missing)
-		local := runLocal(t, np, bins, true, false, missing)
+		whole := runLocal(t, np, bins, DiffusionRoutes{}, false, false, missing)
+		local := runLocal(t, np, bins, DiffusionRoutes{}, true, false, missing)
 		if local.local == 0 || whole.local != 0 {
 			t.Fatalf("missing %v: %d localised steps with them on, %d off: the test checks nothing", missing, local.local, whole.local)
 		}
@@ -211,7 +212,7 @@ func checkLocalDiff(t *testing.T, d localDiff) {
 
 // TestLocalStepsAgainstTight measures both paths against a refinement to
 // 0.001 sd (up to 40 steps a bin) over 64 bins of a 300-station city.
-// With every recipient summed point by point (closedRecipients off) the
+// With every recipient summed point by point (DiffusionRoutes.PointRecipients) the
 // localised steps stay as close to it as the whole-bin steps do, to within
 // a quarter in the largest difference and twice in the root mean square
 // (measured: means 0.138 and 0.135 sd at most, 0.0066 and 0.0049 sd rms).
@@ -221,13 +222,13 @@ func checkLocalDiff(t *testing.T, d localDiff) {
 // which hold the stations that moved by less than 0.05 sd, end within the
 // bounds of TestLocalStepsMatchWhole (measured: 0.067 sd, 0.0054 rms).
 func TestLocalStepsAgainstTight(t *testing.T) {
+	t.Parallel()
 	const np, bins = 300, 64
 	for _, closed := range []bool{false, true} {
-		restore := closedForm(closed)
-		ref := runLocal(t, np, bins, false, true)
-		whole := diffRuns(runLocal(t, np, bins, false, false), ref)
-		local := diffRuns(runLocal(t, np, bins, true, false), ref)
-		restore()
+		routes := DiffusionRoutes{PointRecipients: !closed}
+		ref := runLocal(t, np, bins, routes, false, true)
+		whole := diffRuns(runLocal(t, np, bins, routes, false, false), ref)
+		local := diffRuns(runLocal(t, np, bins, routes, true, false), ref)
 		t.Logf("closed form %v, against the tight refinement (max, rms): whole-bin steps %+v", closed, whole)
 		t.Logf("closed form %v, against the tight refinement (max, rms): localised steps %+v", closed, local)
 		if closed {

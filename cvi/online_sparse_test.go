@@ -12,7 +12,7 @@ import (
 // point-by-point chain rule (more). Tolerance 1e-12 relative to the
 // largest entry: the two routes add the same terms in different orders.
 func TestCoupledSparseMatchesDense(t *testing.T) {
-	defer closedForm(false)() // the point loop's own sums, term by term
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		np     int
@@ -21,6 +21,7 @@ func TestCoupledSparseMatchesDense(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			on, bins := cityOnline(t, tc.np, 3)
 			d := on.lik.(*Diffusion)
+			closedForm(d, false) // the point loop's own sums, term by term
 			np := tc.np
 			mean, vars := make([]float64, np), make([]float64, np)
 			gd, gs := make([]float64, np), make([]float64, np)
@@ -82,14 +83,15 @@ func TestCoupledSparseMatchesDense(t *testing.T) {
 // refinement's stopping rules see the same ELBOs up to rounding), and
 // the per-product forecasts the dense covariance's diagonal.
 func TestOnlineSparseMatchesDense(t *testing.T) {
-	defer closedForm(false)() // the point loop's own sums, term by term
+	t.Parallel()
 	const np = 120
-	dense, bins := cityOnline(t, np, 11)
-	sparse, _ := cityOnline(t, np, 11)
-	// The sparse route's localised steps have no dense counterpart
-	// (TestLocalStepsMatchWhole compares them): off here.
-	localSteps = false
-	defer func() { localSteps = true }()
+	// The point loop's own sums, term by term; the sparse route's
+	// localised steps have no dense counterpart (TestLocalStepsMatchWhole
+	// compares them): off here.
+	routes, opts := DiffusionRoutes{PointRecipients: true}, DefaultOnlineOptions()
+	opts.WholeBinSteps = true
+	dense, bins := cityOnlineWith(t, np, 11, routes, opts)
+	sparse, _ := cityOnlineWith(t, np, 11, routes, opts)
 	dense.setCoupling(false)
 	sparse.setCoupling(true)
 	if dense.coupled == nil || !sparse.sparse || sparse.lexp != nil {
@@ -197,6 +199,7 @@ func TestOnlineSparseAllocsAndState(t *testing.T) {
 // route's (the same points and map) to 1e-12 relative, as do E and the
 // mean derivatives.
 func TestMeanFieldParamGradMatchesDense(t *testing.T) {
+	t.Parallel()
 	const np = 100
 	on, bins := cityOnline(t, np, 17)
 	d := on.lik.(*Diffusion)
@@ -212,8 +215,8 @@ func TestMeanFieldParamGradMatchesDense(t *testing.T) {
 		}
 		run := func(dense bool) (float64, []float64, []float64, []float64) {
 			if dense {
-				defer func(n int) { meanFieldParamsMin = n }(meanFieldParamsMin)
-				meanFieldParamsMin = math.MaxInt
+				defer func(r DiffusionRoutes) { d.opts.Routes = r }(d.opts.Routes)
+				d.opts.Routes.MeanFieldParamsMin = math.MaxInt
 			}
 			g, h, pg := make([]float64, np), make([]float64, np), make([]float64, d.NumParams())
 			e := d.ExpectFused(obs, mean, vars, g, h, pg)

@@ -15,14 +15,13 @@ import (
 //
 //	go test -run XXX -bench OnlineBinTwoFlows -benchtime 20x ./cvi/
 func BenchmarkOnlineBinTwoFlows(b *testing.B) {
-	defer wholeStepsFromEnv()()
 	for _, np := range []int{500, 2000} {
 		for _, flows := range []int{1, 2} {
 			b.Run(fmt.Sprintf("City%d/flows=%d", np, flows), func(b *testing.B) {
 				ons := make([]*Online, flows)
 				bins := make([][][]Obs, flows)
 				for f := range flows {
-					ons[f], bins[f] = cityOnline(b, np, uint64(7+f))
+					ons[f], bins[f] = benchCity(b, np, uint64(7+f))
 				}
 				var res BinResult
 				fm, fv := make([]float64, np), make([]float64, np)

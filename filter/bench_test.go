@@ -67,7 +67,7 @@ func BenchmarkFilterStep(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			m := tc.model()
-			o, err := NewOnline(m, false)
+			o, err := NewOnline(m, OnlineOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}

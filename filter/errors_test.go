@@ -92,7 +92,7 @@ func TestLongRunStaysPSD(t *testing.T) {
 		n = 20000
 	}
 	m := paperSTModel(t, 3, 3)
-	o, err := NewOnline(m, false)
+	o, err := NewOnline(m, OnlineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,20 +50,45 @@ type Online struct {
 	split   *chainSplit
 	args    chainArgs
 	splitOn bool
+	opts    OnlineOptions
 }
+
+// OnlineOptions configures an Online beyond its model. The zero value
+// takes diagonal sites and the default split size.
+type OnlineOptions struct {
+	// FullSites selects whether Update takes full N_p×N_p site precisions
+	// (coupling products, one joint chain) or diagonal ones (one chain per
+	// product when the product kernel is Independent); a model's start
+	// must have the same layout.
+	FullSites bool
+	// SplitMin is the number of scalar chains from which the per-chain
+	// passes (Advance, Update, MarginalVar, ForecastStepsVar, SaveTo) run
+	// on two goroutines (0: 256, >= 0): below it the work (about 0.3 µs a
+	// chain of dimension 10) is too small to pay for the hand-over. Each
+	// chain's numbers are computed as the serial loop computes them and
+	// everything summed over the chains is summed after, in chain order,
+	// so the results are the same bit for bit whichever goroutine
+	// computed a chain.
+	SplitMin int
+}
+
+// defaultSplitMin is OnlineOptions.SplitMin's default.
+const defaultSplitMin = 256
 
 // NewOnline returns a filter at the prior of model m, before any bin, or,
 // for a model with a start (WithStart), at the start state at its time t0:
 // the first Advance must then go past t0.
-// fullSites selects whether Update takes full N_p×N_p site precisions
-// (coupling products, one joint chain) or diagonal ones (one chain per
-// product when the product kernel is Independent); a model's start must
-// have the same layout.
-func NewOnline(m *Model, fullSites bool) (*Online, error) {
+func NewOnline(m *Model, opts OnlineOptions) (*Online, error) {
 	if m == nil {
 		return nil, errors.New("filter: nil model")
 	}
-	o := &Online{model: m, full: fullSites}
+	switch {
+	case opts.SplitMin < 0:
+		return nil, fmt.Errorf("filter: online split size must be >= 0, got %d", opts.SplitMin)
+	case opts.SplitMin == 0:
+		opts.SplitMin = defaultSplitMin
+	}
+	o := &Online{model: m, full: opts.FullSites, opts: opts}
 	if st := m.start; st != nil {
 		if err := st.check(o.scalar(), m.np, nil); err != nil {
 			return nil, err
@@ -140,7 +165,7 @@ func (o *Online) reset() {
 			}
 		}
 	}
-	o.splitOn = o.hj != nil && nc >= onlineSplitMin
+	o.splitOn = o.hj != nil && nc >= o.opts.SplitMin
 	o.lastDt = math.NaN()
 	o.started, o.t, o.logLik = false, 0, 0
 	if st := o.model.start; st != nil {
@@ -450,7 +475,7 @@ func (o *Online) Restore(s State) error {
 
 // Clone returns an independent copy of the filter sharing the model.
 func (o *Online) Clone() *Online {
-	c := &Online{model: o.model, full: o.full}
+	c := &Online{model: o.model, full: o.full, opts: o.opts}
 	c.reset()
 	_ = c.Restore(o.Save())
 	return c

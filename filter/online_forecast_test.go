@@ -19,7 +19,7 @@ func TestOnlineForecastScalar(t *testing.T) {
 			rng := rand.New(rand.NewPCG(4, 5))
 			m := tc.model(t)
 			np := m.NumProducts()
-			o, err := NewOnline(m, false)
+			o, err := NewOnline(m, OnlineOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +59,7 @@ func TestOnlineForecastScalar(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := NewOnline(ms, false)
+			r, err := NewOnline(ms, OnlineOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

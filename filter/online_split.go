@@ -8,20 +8,10 @@ import (
 	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
-// onlineSplitMin is the number of scalar chains from which an Online runs
-// its per-chain passes (Advance, Update, MarginalVar, ForecastStepsVar,
-// SaveTo) on two goroutines: below it the work (about 0.3 µs a chain of
-// dimension 10) is too small to pay for the hand-over. Each chain's
-// numbers are computed as the serial loop computes them and everything
-// summed over the chains is summed after, in chain order, so the results
-// are the same bit for bit whichever goroutine computed a chain. A
-// variable so that tests can split small models.
-var onlineSplitMin = 256
-
 // chainChunks is the number of pieces a split pass is cut into; the two
 // goroutines take them in turn. On a machine whose cores are busy with
 // other work the second goroutine may start late or be descheduled: the
-// caller then takes the pieces the worker has not and waits for one piece
+// caller then takes the pieces the second has not and waits for one piece
 // at most, instead of for half the pass.
 const chainChunks = 16
 
@@ -36,24 +26,12 @@ const (
 	passSave                      // copy m, P into args.state
 )
 
-// chainTask is a pass handed to the split goroutine; gen tells it from
-// the passes the caller has taken back.
-type chainTask struct {
-	o    *Online
-	pass chainPass
-	gen  int64
-}
-
-// chainSplit is an Online's second goroutine and the per-chain results of
-// an update. The goroutine holds only the channels and counters, so the
-// Online can be collected; a cleanup then closes start and the goroutine
-// ends.
+// chainSplit is what a split Online's passes share with their second
+// goroutines, and the per-chain results of an update.
 type chainSplit struct {
-	worker bool // the goroutine runs (more than one core when it was made)
-	start  chan chainTask
-	done   chan struct{}
-	sync   *chainSync
-	gen    int64 // the last pass handed out
+	done chan struct{} // a second goroutine's pass is done
+	sync *chainSync
+	gen  int64 // the last pass handed out
 	// Per chain: the bin's log-likelihood term, √λ₂ and √s of the update
 	// (0: no site), multiplied into the determinants in chain order.
 	ll, sq, s []float64
@@ -66,7 +44,7 @@ type chainSplit struct {
 }
 
 // chainSync is what both goroutines of a split pass share: the next piece
-// to take, and the last pass decided (taken by the worker or taken back
+// to take, and the last pass decided (taken by the second goroutine or taken back
 // by the caller: exactly one of them moves it from gen−1 to gen).
 type chainSync struct {
 	next  atomic.Int64
@@ -82,45 +60,38 @@ type chainArgs struct {
 	state      *State
 }
 
-// onlineWorkers counts the split goroutines running (for tests).
-var onlineWorkers atomic.Int64
-
-// onlineWorker runs the passes it is given and can still claim until
-// start is closed.
-func onlineWorker(start <-chan chainTask, done chan<- struct{}, sync *chainSync) {
-	defer onlineWorkers.Add(-1)
-	for t := range start {
-		if sync.claim.CompareAndSwap(t.gen-1, t.gen) {
-			t.o.runChunks(t.pass, sync, 1)
-			done <- struct{}{}
-		}
-		t = chainTask{}
+// passHelper is a pass's second goroutine: it takes pass gen's pieces if
+// the caller has not taken the pass back, and ends. One that starts after
+// its pass was taken back finds the claim moved on and ends without
+// touching the Online: no goroutine outlives its pass's work.
+func passHelper(o *Online, pass chainPass, gen int64, sync *chainSync, done chan<- struct{}) {
+	if sync.claim.CompareAndSwap(gen-1, gen) {
+		o.runChunks(pass, sync, 1)
+		done <- struct{}{}
 	}
 }
 
 // splits reports whether the per-chain passes run in two halves (decided
-// when the filter is made, from onlineSplitMin).
+// when the filter is made, from OnlineOptions.SplitMin).
 func (o *Online) splits() bool { return o.splitOn }
 
 // chains returns the Online's split state, made on first use.
 func (o *Online) chains() *chainSplit {
 	if o.split == nil {
 		nc := len(o.kerns)
-		p := &chainSplit{start: make(chan chainTask, 1), done: make(chan struct{}, 1), sync: &chainSync{}}
+		p := &chainSplit{done: make(chan struct{}, 1), sync: &chainSync{}}
 		p.ll, p.sq, p.s = make([]float64, nc), make([]float64, nc), make([]float64, nc)
-		if p.worker = runtime.GOMAXPROCS(0) > 1; p.worker {
-			onlineWorkers.Add(1)
-			go onlineWorker(p.start, p.done, p.sync)
-			runtime.AddCleanup(o, func(c chan chainTask) { close(c) }, p.start)
-		}
 		o.split = p
 	}
 	return o.split
 }
 
 // forEachChain runs pass over every chain: for a split Online in pieces
-// that the caller and the split goroutine (where there is one) take in
-// turn, else in one loop.
+// that the caller and a second goroutine started for the pass (with more
+// than one core) take in turn, else in one loop. When the second
+// goroutine has taken the pass, forEachChain waits for its last piece;
+// when it has not started by the time the caller ran out of pieces, the
+// caller takes the pass back and the goroutine ends as soon as it starts.
 func (o *Online) forEachChain(pass chainPass) {
 	if !o.splits() {
 		o.runPass(pass, 0, len(o.kerns), 0)
@@ -128,19 +99,14 @@ func (o *Online) forEachChain(pass chainPass) {
 	}
 	p := o.chains()
 	p.sync.next.Store(0)
-	if p.worker {
+	helper := runtime.GOMAXPROCS(0) > 1
+	if helper {
 		p.gen++
-		// A pass taken back before the worker saw it may still wait in
-		// start: drop it (the channel holds one).
-		select {
-		case <-p.start:
-		default:
-		}
-		p.start <- chainTask{o: o, pass: pass, gen: p.gen}
+		go passHelper(o, pass, p.gen, p.sync, p.done)
 	}
 	o.runChunks(pass, p.sync, 0)
-	if p.worker && !p.sync.claim.CompareAndSwap(p.gen-1, p.gen) {
-		// The worker took the pass: wait for its last piece.
+	if helper && !p.sync.claim.CompareAndSwap(p.gen-1, p.gen) {
+		// The helper took the pass: wait for its last piece.
 		<-p.done
 	}
 }

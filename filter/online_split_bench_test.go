@@ -12,17 +12,17 @@ import (
 // independent chains (Matérn-3/2 + Periodic 24 h with 3 harmonics, state
 // dimension 10), one op = one bin: SaveTo, Advance, MarginalVar,
 // Update, MarginalVar and a 6-bin ForecastStepsVar. With split=false
-// every pass runs in one loop (onlineSplitMin above N_p).
+// every pass runs in one loop (OnlineOptions.SplitMin above N_p).
 func BenchmarkOnlineChains(b *testing.B) {
 	for _, np := range []int{10, 2000} {
 		for _, split := range []bool{false, true} {
-			if np < onlineSplitMin && split {
+			if np < defaultSplitMin && split {
 				continue
 			}
 			b.Run(fmt.Sprintf("N%d/split=%v", np, split), func(b *testing.B) {
+				opts := OnlineOptions{}
 				if !split {
-					defer func(v int) { onlineSplitMin = v }(onlineSplitMin)
-					onlineSplitMin = np + 1
+					opts.SplitMin = np + 1
 				}
 				m32, _ := kernel.NewMatern32(4, 24)
 				per, _ := kernel.NewPeriodic(2, 1, 24, 3)
@@ -31,7 +31,7 @@ func BenchmarkOnlineChains(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				o, err := NewOnline(m, false)
+				o, err := NewOnline(m, opts)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -31,7 +31,7 @@ func TestOnlineMatchesBatchFilter(t *testing.T) {
 			if err := Filter(&p, m, times, s); err != nil {
 				t.Fatal(err)
 			}
-			o, err := NewOnline(m, tc.full)
+			o, err := NewOnline(m, OnlineOptions{FullSites: tc.full})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestOnlineMatchesBatchFilter(t *testing.T) {
 			}
 			// Restoring the state saved at bin 10 and replaying the rest
 			// reproduces the run exactly.
-			r, _ := NewOnline(m, tc.full)
+			r, _ := NewOnline(m, OnlineOptions{FullSites: tc.full})
 			if err := r.Restore(saved); err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func TestOnlineMatchesBatchFilter(t *testing.T) {
 
 func TestOnlineRejectsBadInput(t *testing.T) {
 	m := indepModel(m32(1, 1), 2)(t)
-	o, _ := NewOnline(m, false)
+	o, _ := NewOnline(m, OnlineOptions{})
 	if _, err := o.Update([]float64{0, 0}, []float64{1, 1}); err == nil {
 		t.Error("update before advance accepted")
 	}
@@ -132,7 +132,7 @@ func TestOnlineRejectsBadInput(t *testing.T) {
 func TestOnlineRestoreSymmetrises(t *testing.T) {
 	k, _ := kernel.NewMatern32(1, 2)
 	m, _ := NewModel(k, nil, nil, 1)
-	o, err := NewOnline(m, false)
+	o, err := NewOnline(m, OnlineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestOnlineForecastSteps(t *testing.T) {
 			np := m.NumProducts()
 			times := randomTimes(rng, 12, 15)
 			s := randomSites(rng, len(times), np, tc.full, 0.25)
-			o, err := NewOnline(m, tc.full)
+			o, err := NewOnline(m, OnlineOptions{FullSites: tc.full})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,15 +11,13 @@ import (
 	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
-// parallelMinWork is the least work, bins × Σ_k d_k² over the products'
-// chains (twice that with the smoother), for which a run of independent
-// chains starts goroutines, and twice the least each worker gets. A
-// filter step costs 3–5 ns per unit (BenchmarkIndependentChains), so 2¹⁷
-// units are 0.4–0.7 ms of filtering, against the tens of µs it takes to
-// wake the workers, copy the kernel for them and hand over: below it two
-// workers are no faster, and the small runs of online updates and short
-// batches stay serial. A variable so that tests can force parallel runs.
-var parallelMinWork = 1 << 17
+// defaultMinParallelWork is Posterior.MinParallelWork's default. A filter
+// step costs 3–5 ns per unit (BenchmarkIndependentChains), so 2¹⁷ units
+// are 0.4–0.7 ms of filtering, against the tens of µs it takes to wake the
+// workers, copy the kernel for them and hand over: below it two workers
+// are no faster, and the small runs of online updates and short batches
+// stay serial.
+const defaultMinParallelWork = 1 << 17
 
 // chainScratch is the mutable scratch of one chain's passes: the dense
 // Kalman step's and the whitening of the sites'. Chains that run at once
@@ -42,7 +40,7 @@ type chainWorker struct {
 // chains over n bins (smoothed if smooth) uses: one (serial) for a small
 // run, for per-product kernels of which some product shares another's, or
 // when Workers is 1; else up to Workers (or GOMAXPROCS) and N_p, as long
-// as each worker gets half of parallelMinWork.
+// as each worker gets half of MinParallelWork.
 func (p *Posterior) chainWorkers(m *Model, n int, smooth bool) int {
 	nw := p.Workers
 	if nw <= 0 {
@@ -61,10 +59,14 @@ func (p *Posterior) chainWorkers(m *Model, n int, smooth bool) int {
 	if smooth {
 		work *= 2 // the RTS pass costs at least the filter's
 	}
-	if work < parallelMinWork {
+	minWork := p.MinParallelWork
+	if minWork <= 0 {
+		minWork = defaultMinParallelWork
+	}
+	if work < minWork {
 		return 1
 	}
-	if per := parallelMinWork / 2; per > 0 {
+	if per := minWork / 2; per > 0 {
 		nw = min(nw, work/per)
 	}
 	return nw

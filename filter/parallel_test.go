@@ -11,13 +11,9 @@ import (
 	"github.com/dcgpd/dcgpd/filter/kernel"
 )
 
-// forceParallel lets every run of independent chains in the test go
-// parallel, however small.
-func forceParallel(t *testing.T) {
-	old := parallelMinWork
-	parallelMinWork = 0
-	t.Cleanup(func() { parallelMinWork = old })
-}
+// forced is a Posterior of nw workers (0: GOMAXPROCS) whose every run of
+// independent chains goes parallel, however small.
+func forced(nw int) Posterior { return Posterior{Workers: nw, MinParallelWork: 1} }
 
 // parallelCases are the independent-chain models of the parallel tests:
 // the unrolled two-state chains, dense chains of a shared composite
@@ -68,7 +64,7 @@ var runModes = []struct {
 // for any number of workers (set by Workers or by GOMAXPROCS), and
 // keep at most one chain's storage per worker in the shared modes.
 func TestParallelChainsMatchSerial(t *testing.T) {
-	forceParallel(t)
+	// Not parallel: it sets GOMAXPROCS.
 	for _, tc := range parallelCases() {
 		rng := rand.New(rand.NewPCG(3, 17))
 		m := tc.model(t)
@@ -88,12 +84,12 @@ func TestParallelChainsMatchSerial(t *testing.T) {
 		}{{"", m, times, s}, {"/started", started, times[w:], sitesFrom(s, w)}} {
 			for _, mode := range runModes {
 				t.Run(tc.name+run.name+"/"+mode.name, func(t *testing.T) {
-					ref := Posterior{Workers: 1}
+					ref := forced(1)
 					if err := mode.run(&ref, run.m, run.times, run.s); err != nil {
 						t.Fatal(err)
 					}
 					for _, nw := range []int{2, 3, np + 2} {
-						p := Posterior{Workers: nw}
+						p := forced(nw)
 						// Twice: the second run reuses the workers' buffers.
 						for range 2 {
 							if err := mode.run(&p, run.m, run.times, run.s); err != nil {
@@ -112,7 +108,7 @@ func TestParallelChainsMatchSerial(t *testing.T) {
 					// Workers 0: as many as GOMAXPROCS.
 					for _, procs := range []int{1, 2} {
 						old := runtime.GOMAXPROCS(procs)
-						var p Posterior
+						p := forced(0)
 						err := mode.run(&p, run.m, run.times, run.s)
 						runtime.GOMAXPROCS(old)
 						if err != nil {
@@ -170,7 +166,7 @@ func sameBits(t *testing.T, name string, got, want []float64) {
 // parallel run returns the first failing product's error, as the serial
 // loop does.
 func TestParallelChainsFirstError(t *testing.T) {
-	forceParallel(t)
+	t.Parallel()
 	ks := make([]kernel.Temporal, 6)
 	for k := range ks {
 		v := 1.0
@@ -198,13 +194,13 @@ func TestParallelChainsFirstError(t *testing.T) {
 		}
 	}
 	for _, mode := range runModes {
-		ref := Posterior{Workers: 1}
+		ref := forced(1)
 		want := mode.run(&ref, m, times, s)
 		if want == nil || !strings.Contains(want.Error(), "product 2") {
 			t.Fatalf("%s serial: got %v, want product 2's error", mode.name, want)
 		}
 		for _, nw := range []int{2, 4} {
-			p := Posterior{Workers: nw}
+			p := forced(nw)
 			err := mode.run(&p, m, times, s)
 			if !errors.Is(err, ErrNumerical) || err.Error() != want.Error() {
 				t.Errorf("%s with %d workers: got %v, want %v", mode.name, nw, err, want)
@@ -213,7 +209,7 @@ func TestParallelChainsFirstError(t *testing.T) {
 	}
 }
 
-// TestSmallIndependentRunsStaySerial: runs below parallelMinWork start no
+// TestSmallIndependentRunsStaySerial: runs below MinParallelWork's default start no
 // goroutines, so dense chains, once sized, allocate nothing (a parallel
 // run copies the shared kernel).
 func TestSmallIndependentRunsStaySerial(t *testing.T) {

@@ -42,6 +42,11 @@ type Posterior struct {
 	// already run several filters at once. The results do not depend on
 	// it, bit for bit.
 	Workers int
+	// MinParallelWork is the least work, bins × Σ_k d_k² over the
+	// products' chains (twice that with the smoother), for which such a
+	// run starts goroutines, and twice the least each worker gets (0:
+	// 2¹⁷; 1 lets every run go parallel, however small).
+	MinParallelWork int
 
 	marginalOnly bool // Mean/Var/Cov smoothed without the smoothed states
 	chainMBF     *mbfStore

@@ -67,7 +67,7 @@ func sitesFrom(s *Sites, w int) *Sites {
 // onlinePrefix runs an Online filter over bins [0, w) and returns it.
 func onlinePrefix(t *testing.T, m *Model, times []float64, s *Sites, w int) *Online {
 	t.Helper()
-	o, err := NewOnline(m, s.Full)
+	o, err := NewOnline(m, OnlineOptions{FullSites: s.Full})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestStartWindowMatchesFullRun(t *testing.T) {
 			}
 			// An Online filter of the started model continues where the
 			// prefix's left off.
-			oc, err := NewOnline(ms, tc.full)
+			oc, err := NewOnline(ms, OnlineOptions{FullSites: tc.full})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -271,12 +271,12 @@ func TestStartErrors(t *testing.T) {
 	for name, f := range map[string]func() error{
 		"diagonal start, full sites":    func() error { return Smooth(&p, md, wt, sitesFrom(fullS, w)) },
 		"full start, diagonal sites":    func() error { return SmoothMarginals(&p, mf, wt, sitesFrom(diag, w)) },
-		"full start, diagonal online":   func() error { _, err := NewOnline(mf, false); return err },
-		"diagonal start, full online":   func() error { _, err := NewOnline(md, true); return err },
+		"full start, diagonal online":   func() error { _, err := NewOnline(mf, OnlineOptions{}); return err },
+		"diagonal start, full online":   func() error { _, err := NewOnline(md, OnlineOptions{FullSites: true}); return err },
 		"first bin at the start":        func() error { return Filter(&p, md, times[w-1:], sitesFrom(diag, w-1)) },
 		"first bin before the start":    func() error { return Smooth(&p, md, times[2:], sitesFrom(diag, 2)) },
 		"full sites, bin at the start":  func() error { return Smooth(&p, mf, times[w-1:], sitesFrom(fullS, w-1)) },
-		"online advance to the start":   func() error { o, _ := NewOnline(md, false); return o.Advance(t0) },
+		"online advance to the start":   func() error { o, _ := NewOnline(md, OnlineOptions{}); return o.Advance(t0) },
 		"empty run with a wrong layout": func() error { return Filter(&p, md, nil, NewSites(0, 3, true)) },
 	} {
 		if err := f(); err == nil {
