@@ -121,12 +121,33 @@ type NATSConfig struct {
 	// OpenListen lets an embedded server listen off loopback without
 	// authentication (default false: refused).
 	OpenListen bool `toml:"open_listen"`
+	// ServerTLS is the embedded server's own certificate (security.go).
+	ServerTLS ServerTLSConfig `toml:"server_tls"`
+	// InsecureNoTLS lets an embedded server listen off loopback with
+	// credentials but without ServerTLS (default false: refused).
+	InsecureNoTLS bool `toml:"insecure_no_tls"`
+	// Users are the embedded server's other users, each with a role
+	// (security.go).
+	Users []NATSUser `toml:"users"`
 }
 
-// HTTPConfig is the health and metrics endpoint.
+// HTTPConfig is the health and metrics endpoint, the operator's page
+// and its JSON API.
 type HTTPConfig struct {
 	// Listen address (default 127.0.0.1:9464; "off" disables it).
 	Listen string `toml:"listen"`
+	// Username and PasswordHash (bcrypt) require HTTP basic
+	// authentication; TokenFile holds a bearer token. Off loopback one of
+	// them is required (security.go).
+	Username     string `toml:"username"`
+	PasswordHash string `toml:"password_hash"`
+	TokenFile    string `toml:"token_file"`
+	// TLSCert and TLSKey serve HTTPS.
+	TLSCert string `toml:"tls_cert"`
+	TLSKey  string `toml:"tls_key"`
+	// InsecureNoTLS lets credentials cross a listener off loopback
+	// without TLS (default false: refused).
+	InsecureNoTLS bool `toml:"insecure_no_tls"`
 }
 
 // LogConfig selects logging.
@@ -296,9 +317,15 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	if err := n.validateEmbeddedSecurity(); err != nil {
+		return err
+	}
 	if c.HTTP.Listen == "" {
 		// net.Listen would take every interface and a random port.
 		return errors.New(`http.listen: empty; give host:port (default 127.0.0.1:9464) or "off"`)
+	}
+	if err := c.HTTP.validate(); err != nil {
+		return err
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
@@ -450,7 +477,9 @@ func LoadConfig(path string) (Config, error) {
 		return Config{}, fmt.Errorf("%s:%w", path, err)
 	}
 	// Credential and TLS files are relative to the file, as documented.
-	for _, p := range []*string{&c.NATS.NKeyFile, &c.NATS.CredsFile, &c.NATS.TLSCA, &c.NATS.TLSCert, &c.NATS.TLSKey} {
+	for _, p := range []*string{&c.NATS.NKeyFile, &c.NATS.CredsFile, &c.NATS.TLSCA, &c.NATS.TLSCert, &c.NATS.TLSKey,
+		&c.NATS.ServerTLS.CertFile, &c.NATS.ServerTLS.KeyFile, &c.NATS.ServerTLS.CAFile,
+		&c.HTTP.TokenFile, &c.HTTP.TLSCert, &c.HTTP.TLSKey} {
 		*p = c.Path(*p)
 	}
 	return c, nil

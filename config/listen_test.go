@@ -5,6 +5,10 @@ import (
 	"testing"
 )
 
+// serverTLS gives the embedded server a certificate (the files are read
+// only when the server starts).
+const serverTLS = `server_tls = { cert_file = "server.pem", key_file = "server-key.pem" }`
+
 // TestEmbeddedListenRefusedOpen: an embedded listener off loopback with no
 // credentials is refused by Validate, by key, unless open_listen is set;
 // loopback needs nothing; a creds file cannot protect the embedded server.
@@ -18,9 +22,9 @@ func TestEmbeddedListenRefusedOpen(t *testing.T) {
 		{`listen = ":4222"`, "off loopback"},
 		{`listen = "10.1.2.3:4222"`, "off loopback"},
 		{"listen = \"0.0.0.0:4222\"\nopen_listen = true", ""},
-		{"listen = \"0.0.0.0:4222\"\ntoken = \"t\"", ""},
-		{"listen = \"0.0.0.0:4222\"\nuser = \"u\"\npassword = \"p\"", ""},
-		{"listen = \"0.0.0.0:4222\"\nnkey_file = \"u.nk\"", ""},
+		{"listen = \"0.0.0.0:4222\"\ntoken = \"t\"\n" + serverTLS, ""},
+		{"listen = \"0.0.0.0:4222\"\nuser = \"u\"\npassword = \"p\"\n" + serverTLS, ""},
+		{"listen = \"0.0.0.0:4222\"\nnkey_file = \"u.nk\"\n" + serverTLS, ""},
 		{"listen = \"127.0.0.1:4222\"\ncreds_file = \"a.creds\"", "nats.creds_file: the embedded server has no operator"},
 		{"url = \"nats://a:4222\"\nlisten = \"0.0.0.0:4222\"", ""}, // external server: listen unused
 	} {

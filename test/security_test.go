@@ -3,16 +3,11 @@ package test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"math"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -34,6 +29,7 @@ import (
 	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/daemon"
 	"github.com/dcgpd/dcgpd/stream/natsio"
+	"github.com/dcgpd/dcgpd/stream/natstest"
 	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
@@ -501,74 +497,14 @@ func TestSecurityCredsFile(t *testing.T) {
 	}
 }
 
-// pki is a throwaway certificate authority written as PEM files.
-type pki struct {
-	dir    string
-	ca     *x509.Certificate
-	caKey  *ecdsa.PrivateKey
-	caFile string
-	serial int64
-}
-
-func newPKI(t *testing.T, dir, name string) *pki {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pki{dir: dir, ca: ca, caKey: key, serial: 1}
-	p.caFile = writeFile(t, dir, name+"-ca.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-	return p
-}
-
-// issue signs a leaf certificate for 127.0.0.1 and localhost and writes
-// it and its key; the key's PEM body is returned as a secret.
-func (p *pki) issue(t *testing.T, name string, usage x509.ExtKeyUsage) (certFile, keyFile, keyPEM string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.serial++
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(p.serial), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile = writeFile(t, p.dir, name+".pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-	kp := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-	keyFile = writeFile(t, p.dir, name+"-key.pem", kp)
-	// The base64 body, one line of it, is what a leak would show.
-	lines := strings.Split(string(kp), "\n")
-	return certFile, keyFile, lines[1]
-}
-
 // tlsServer starts a server with a certificate from ca; verify requires
 // client certificates signed by ca.
-func tlsServer(t *testing.T, ca *pki, verify bool) *server.Server {
+func tlsServer(t *testing.T, ca *natstest.PKI, verify bool) *server.Server {
 	t.Helper()
-	cert, key, _ := ca.issue(t, "server"+strconv.FormatBool(verify), x509.ExtKeyUsageServerAuth)
+	cert, key, _ := ca.Issue(t, "server"+strconv.FormatBool(verify), x509.ExtKeyUsageServerAuth)
 	tc := &server.TLSConfigOpts{CertFile: cert, KeyFile: key, Verify: verify}
 	if verify {
-		tc.CaFile = ca.caFile
+		tc.CaFile = ca.CAFile
 	}
 	conf, err := server.GenTLSConfig(tc)
 	if err != nil {
@@ -579,17 +515,17 @@ func tlsServer(t *testing.T, ca *pki, verify bool) *server.Server {
 
 func TestSecurityTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca := newPKI(t, dir, "dcgp")
-	rogue := newPKI(t, dir, "rogue")
+	ca := natstest.NewPKI(t, dir, "dcgp")
+	rogue := natstest.NewPKI(t, dir, "rogue")
 	s := tlsServer(t, ca, false)
 	addr := hostPort(s)
 	for _, tc := range []struct {
 		name, url, caFile string
 		want              []string
 	}{
-		{"private CA", "tls://" + addr, ca.caFile, nil},
-		{"nats scheme, TLS required by the server", "nats://" + addr, ca.caFile, nil},
-		{"untrusted CA", "tls://" + addr, rogue.caFile, []string{"connecting to NATS at tls://", addr, "x509", "unknown authority"}},
+		{"private CA", "tls://" + addr, ca.CAFile, nil},
+		{"nats scheme, TLS required by the server", "nats://" + addr, ca.CAFile, nil},
+		{"untrusted CA", "tls://" + addr, rogue.CAFile, []string{"connecting to NATS at tls://", addr, "x509", "unknown authority"}},
 		{"no CA: the system roots", "tls://" + addr, "", []string{"connecting to NATS", "x509"}},
 		{"missing CA file", "tls://" + addr, filepath.Join(dir, "absent.pem"), []string{"connecting to NATS", "absent.pem"}},
 	} {
@@ -607,12 +543,12 @@ func TestSecurityTLS(t *testing.T) {
 
 func TestSecurityMutualTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca := newPKI(t, dir, "dcgp")
-	rogue := newPKI(t, dir, "rogue")
+	ca := natstest.NewPKI(t, dir, "dcgp")
+	rogue := natstest.NewPKI(t, dir, "rogue")
 	s := tlsServer(t, ca, true)
 	addr := hostPort(s)
-	cert, key, keyPEM := ca.issue(t, "client", x509.ExtKeyUsageClientAuth)
-	rcert, rkey, rkeyPEM := rogue.issue(t, "rogue-client", x509.ExtKeyUsageClientAuth)
+	cert, key, keyPEM := ca.Issue(t, "client", x509.ExtKeyUsageClientAuth)
+	rcert, rkey, rkeyPEM := rogue.Issue(t, "rogue-client", x509.ExtKeyUsageClientAuth)
 	secrets := []string{keyPEM, rkeyPEM}
 	for _, tc := range []struct {
 		name, cert, key string
@@ -630,7 +566,7 @@ func TestSecurityMutualTLS(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := secConfig(t)
-			cfg.NATS.URL, cfg.NATS.TLSCA = "tls://"+addr, ca.caFile
+			cfg.NATS.URL, cfg.NATS.TLSCA = "tls://"+addr, ca.CAFile
 			cfg.NATS.TLSCert, cfg.NATS.TLSKey = tc.cert, tc.key
 			if tc.want == nil {
 				runAuthorized(t, cfg, secrets)

@@ -1,6 +1,8 @@
 package natsio
 
 import (
+	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	neturl "net/url"
@@ -13,9 +15,10 @@ import (
 	"github.com/dcgpd/dcgpd/config"
 )
 
-// Connect opens a connection to the configured servers, or in process to
-// an embedded one, reconnecting forever.
-func Connect(c *config.NATSConfig, emb *Embedded, name string, log zerolog.Logger) (*nats.Conn, error) {
+// Connect opens a connection to the configured servers, or over loopback
+// to an embedded one (over TLS, pinning its certificate, when it serves
+// TLS), reconnecting forever; extra options are applied last.
+func Connect(c *config.NATSConfig, emb *Embedded, name string, log zerolog.Logger, extra ...nats.Option) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil { // nil: closed on purpose
@@ -55,13 +58,18 @@ func Connect(c *config.NATSConfig, emb *Embedded, name string, log zerolog.Logge
 	case c.User != "":
 		opts = append(opts, nats.UserInfo(c.User, c.Password))
 	}
-	if c.TLSCA != "" {
+	switch {
+	case emb != nil && emb.leaf != nil:
+		// The daemon's own server: its certificate, whatever names it
+		// carries, is the one to expect on the loopback address.
+		opts = append(opts, nats.Secure(pinnedTLS(emb.leaf)))
+	case c.TLSCA != "":
 		opts = append(opts, nats.RootCAs(c.TLSCA))
 	}
 	if c.TLSCert != "" {
 		opts = append(opts, nats.ClientCert(c.TLSCert, c.TLSKey))
 	}
-	nc, err := nats.Connect(url, opts...)
+	nc, err := nats.Connect(url, append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to NATS at %s: %w", redact(url), err)
 	}
@@ -122,4 +130,16 @@ func redact(list string) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// pinnedTLS accepts exactly the server certificate leaf (DER): the chain
+// and host name checks are replaced by that comparison.
+func pinnedTLS(leaf []byte) *tls.Config {
+	return &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 || !bytes.Equal(cs.PeerCertificates[0].Raw, leaf) {
+				return errors.New("the embedded server presented another certificate than its own")
+			}
+			return nil
+		}}
 }

@@ -17,6 +17,9 @@ import (
 // no server configured, the demo and the tests.
 type Embedded struct {
 	srv *server.Server
+	// leaf is the server's own certificate (DER) when it serves TLS: the
+	// daemon's connection to it pins exactly that certificate.
+	leaf []byte
 }
 
 // StartEmbedded starts a nats-server listening on addr (host:port; port
@@ -27,7 +30,8 @@ func StartEmbedded(addr, storeDir string, log zerolog.Logger) (*Embedded, error)
 }
 
 // StartEmbeddedAuth is StartEmbedded with a client listener that requires
-// auth (the zero EmbeddedAuth requires nothing).
+// auth, limits users to their roles and serves TLS as auth says (the zero
+// EmbeddedAuth requires nothing).
 func StartEmbeddedAuth(addr, storeDir string, auth EmbeddedAuth, log zerolog.Logger) (*Embedded, error) {
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -62,8 +66,16 @@ func StartEmbeddedAuth(addr, storeDir string, auth EmbeddedAuth, log zerolog.Log
 		srv.Shutdown()
 		return nil, fmt.Errorf("embedded NATS on %s did not become ready in 30s", addr)
 	}
-	log.Info().Str("url", srv.ClientURL()).Str("store", storeDir).Bool("auth", !auth.none()).Msg("embedded NATS server started")
-	return &Embedded{srv: srv}, nil
+	log.Info().Str("url", srv.ClientURL()).Str("store", storeDir).Bool("auth", !auth.none()).Bool("tls", auth.TLS != nil).
+		Int("users", len(auth.Users)).Msg("embedded NATS server started")
+	if !auth.none() && auth.TLS == nil && host != "localhost" && !net.ParseIP(host).IsLoopback() {
+		log.Warn().Str("listen", addr).Msg("embedded NATS server: credentials and messages cross the network in clear (nats.insecure_no_tls); set nats.server_tls")
+	}
+	e := &Embedded{srv: srv}
+	if auth.TLS != nil && len(auth.TLS.Certificates) > 0 && len(auth.TLS.Certificates[0].Certificate) > 0 {
+		e.leaf = auth.TLS.Certificates[0].Certificate[0]
+	}
+	return e, nil
 }
 
 // ClientURL is where clients connect.

@@ -1,6 +1,7 @@
 package natsio
 
 import (
+	"crypto/tls"
 	"fmt"
 	"os"
 
@@ -12,36 +13,65 @@ import (
 
 // EmbeddedAuth is what the embedded server's client listener requires: at
 // most one of a token, a user with a password, or an nkey (its public
-// key). The zero value requires nothing.
+// key) for the daemon's own connection, which may do everything; other
+// users with roles (Users, with the subjects' Prefix); and TLS. The zero
+// value requires nothing.
 type EmbeddedAuth struct {
 	Token    string
 	User     string
 	Password string
 	NKey     string // public user nkey ("U…")
+	// Users are the other users, each limited to its role's subjects
+	// (permissions.go) under Prefix.
+	Users  []config.NATSUser
+	Prefix string
+	// TLS is the server's TLS configuration (nil: plain TCP); Verify
+	// requires client certificates from its ClientCAs.
+	TLS    *tls.Config
+	Verify bool
 }
 
 // none reports whether the listener is open to anyone.
-func (a EmbeddedAuth) none() bool { return a.Token == "" && a.User == "" && a.NKey == "" }
+func (a EmbeddedAuth) none() bool {
+	return a.Token == "" && a.User == "" && a.NKey == "" && len(a.Users) == 0
+}
 
-// apply sets the server options for the listener's authentication.
+// apply sets the server options for the listener's authentication,
+// permissions and TLS.
 func (a EmbeddedAuth) apply(o *server.Options) {
 	switch {
 	case a.NKey != "":
 		o.Nkeys = []*server.NkeyUser{{Nkey: a.NKey}}
 	case a.Token != "":
 		o.Authorization = a.Token
-	case a.User != "":
+	case a.User != "" && len(a.Users) == 0:
 		o.Username, o.Password = a.User, a.Password
+	case a.User != "":
+		// nats-server takes a single user or a users list, not both.
+		o.Users = []*server.User{{Username: a.User, Password: a.Password}}
+	}
+	for _, u := range a.Users {
+		perm := RolePermissions(u.Role, a.Prefix)
+		if u.NKey != "" {
+			o.Nkeys = append(o.Nkeys, &server.NkeyUser{Nkey: u.NKey, Permissions: perm})
+		} else {
+			o.Users = append(o.Users, &server.User{Username: u.Name, Password: u.PasswordHash, Permissions: perm})
+		}
+	}
+	if a.TLS != nil {
+		o.TLS, o.TLSConfig, o.TLSVerify, o.TLSTimeout = true, a.TLS, a.Verify, 5
 	}
 }
 
 // EmbeddedAuthOf derives the embedded server's authentication from the
 // [nats] credentials, the same ones the daemon connects with: a token,
-// a user and password, or the public key of nkey_file's seed. A creds
-// (JWT) file needs an operator the embedded server does not have. With
-// none, a listener off loopback is refused unless open_listen is set.
+// a user and password, or the public key of nkey_file's seed; the
+// [[nats.users]] with their roles; and [nats.server_tls], whose files it
+// reads. A creds (JWT) file needs an operator the embedded server does
+// not have. With no credential, a listener off loopback is refused unless
+// open_listen is set; with one, unless TLS is set or insecure_no_tls.
 func EmbeddedAuthOf(c *config.NATSConfig) (EmbeddedAuth, error) {
-	a := EmbeddedAuth{Token: c.Token, User: c.User, Password: c.Password}
+	a := EmbeddedAuth{Token: c.Token, User: c.User, Password: c.Password, Users: c.Users, Prefix: c.Prefix}
 	if err := config.CheckEmbeddedListen(c); err != nil {
 		return a, err
 	}
@@ -51,6 +81,13 @@ func EmbeddedAuthOf(c *config.NATSConfig) (EmbeddedAuth, error) {
 			return a, err
 		}
 		a.NKey = pub
+	}
+	if st := c.ServerTLS; st.Enabled() {
+		conf, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: st.CertFile, KeyFile: st.KeyFile, CaFile: st.CAFile, Verify: st.Verify})
+		if err != nil {
+			return a, fmt.Errorf("nats.server_tls: %w", err)
+		}
+		a.TLS, a.Verify = conf, st.Verify
 	}
 	return a, nil
 }
