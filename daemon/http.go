@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -9,11 +10,22 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/dcgpd/dcgpd/internal/ratelimit"
 	"github.com/dcgpd/dcgpd/stream/page"
 )
 
-// serveHTTP starts /healthz, /readyz, /metrics and the operator's page.
+// serveHTTP starts /healthz, /readyz, /metrics and the operator's page:
+// with [http] credentials every route but the two probes requires them,
+// and with a certificate it serves HTTPS.
 func (d *Daemon) serveHTTP() (*http.Server, error) {
+	auth, err := newHTTPAuth(&d.cfg.HTTP)
+	if err != nil {
+		return nil, err
+	}
+	tlsConf, err := httpTLS(&d.cfg.HTTP)
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -31,7 +43,17 @@ func (d *Daemon) serveHTTP() (*http.Server, error) {
 		return nil, fmt.Errorf("http.listen %s: %w", d.cfg.HTTP.Listen, err)
 	}
 	d.httpAddr = ln.Addr().String()
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	authLog := ratelimit.New(20, time.Minute)
+	srv := newHTTPServer(auth.wrap(mux, func(r *http.Request, err error) {
+		if n, ok := authLog.Allow(); ok {
+			d.log.Warn().Str("remote", r.RemoteAddr).Str("path", r.URL.Path).Int("suppressed", n).Err(err).Msg("http: request refused")
+		}
+	}, "/healthz", "/readyz"))
+	if tlsConf != nil {
+		srv.TLSConfig = tlsConf
+		ln = tls.NewListener(ln, tlsConf)
+	}
+	d.log.Info().Str("http", d.httpAddr).Bool("tls", tlsConf != nil).Bool("auth", auth != nil).Msg("http listening")
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			d.log.Error().Err(err).Msg("http server")
