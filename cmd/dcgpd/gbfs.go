@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -51,9 +50,9 @@ func runGBFS(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	nc, err := nats.Connect(*url, nats.Name("dcgpd gbfs"), nats.MaxReconnects(-1))
+	nc, err := connectClient(*url, "dcgpd gbfs")
 	if err != nil {
-		return fmt.Errorf("connecting to NATS at %s: %w", *url, err)
+		return err
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dcgpd/dcgpd/config"
@@ -61,9 +60,9 @@ func runOCPI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	nc, err := nats.Connect(*url, nats.Name("dcgpd ocpi"), nats.MaxReconnects(-1))
+	nc, err := connectClient(*url, "dcgpd ocpi")
 	if err != nil {
-		return fmt.Errorf("connecting to NATS at %s: %w", *url, err)
+		return err
 	}
 	defer nc.Close()
 	reg := prometheus.NewRegistry()

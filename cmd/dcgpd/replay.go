@@ -55,9 +55,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	nc, err := nats.Connect(*url, nats.Name("dcgpd replay"))
+	nc, err := connectClient(*url, "dcgpd replay", nats.MaxReconnects(nats.DefaultMaxReconnect))
 	if err != nil {
-		return fmt.Errorf("connecting to NATS at %s: %w", *url, err)
+		return err
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)

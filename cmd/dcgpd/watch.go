@@ -41,9 +41,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		token = "*"
 	}
 	subject := *prefix + ".latent." + token
-	nc, err := nats.Connect(*url, nats.Name("dcgpd watch"))
+	nc, err := connectClient(*url, "dcgpd watch", nats.MaxReconnects(nats.DefaultMaxReconnect))
 	if err != nil {
-		return fmt.Errorf("connecting to NATS at %s: %w", *url, err)
+		return err
 	}
 	defer nc.Close()
 
