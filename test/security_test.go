@@ -616,11 +616,13 @@ func TestSecurityHTTPLoopbackByDefault(t *testing.T) {
 	loopback(t, "dcgpd.toml http.listen", ex.HTTP.Listen)
 	loopback(t, "dcgpd.toml nats.listen", ex.NATS.Listen)
 
-	// Another address is taken only when written out; an empty one
-	// (every interface, a random port) is refused.
+	// Another address is taken only when written out, and off loopback
+	// only with credentials (TestSecurityHTTPAuth); an empty one (every
+	// interface, a random port) is refused.
 	for _, tc := range []struct{ listen, err string }{
-		{"0.0.0.0:9464", ""},
-		{":9464", ""},
+		{"0.0.0.0:9464", `http.listen: "0.0.0.0:9464": off loopback the page, its API and /metrics need credentials`},
+		{":9464", `http.listen: ":9464": off loopback`},
+		{"localhost:9464", ""},
 		{"off", ""},
 		{"", "http.listen: empty"},
 	} {
