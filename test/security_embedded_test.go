@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"net"
 	"path/filepath"
 	"strings"
@@ -48,7 +49,16 @@ func secTOML(t *testing.T, tables string) config.Config {
 // daemon does not start.
 func startSec(t *testing.T, cfg config.Config) *daemon.Daemon {
 	t.Helper()
-	logs := &logBuffer{}
+	d, _, _ := launchSec(t, cfg)
+	return d
+}
+
+// launchSec starts a daemon logging at debug level into logs and waits
+// until it serves; stop (also run when the test ends) stops it and
+// returns Run's error.
+func launchSec(t *testing.T, cfg config.Config) (d *daemon.Daemon, logs *logBuffer, stop func() error) {
+	t.Helper()
+	logs = &logBuffer{}
 	d, err := daemon.New(cfg, zerolog.New(logs).Level(zerolog.DebugLevel))
 	if err != nil {
 		t.Fatal(err)
@@ -56,22 +66,34 @@ func startSec(t *testing.T, cfg config.Config) *daemon.Daemon {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case runErr = <-done:
+			case <-time.After(20 * time.Second):
+				runErr = errors.New("daemon did not stop in 20s")
+			}
+		})
+		return runErr
+	}
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("daemon did not stop in 20s")
+		if err := stop(); err != nil {
+			t.Errorf("Run: %v", err)
 		}
 	})
 	select {
 	case <-d.Started():
 	case err := <-done:
+		runErr = err
+		once.Do(cancel)
 		t.Fatalf("daemon stopped before serving: %v\nlogs:\n%s", err, logs)
 	case <-time.After(10 * time.Second):
 		t.Fatal("daemon did not start in 10s")
 	}
-	return d
+	return d, logs, stop
 }
 
 // secBin publishes one bin of secModel through js and waits for its
@@ -252,17 +274,7 @@ func TestSecurityRoles(t *testing.T) {
 	url := d.NATSURL()
 
 	connect := func(t *testing.T, auth nats.Option, perm *permErrors) (*nats.Conn, jetstream.JetStream) {
-		t.Helper()
-		nc, err := nats.Connect(url, auth, nats.RootCAs(ca.CAFile), nats.ErrorHandler(perm.handler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		js, err := jetstream.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return nc, js
+		return natstest.Client(t, url, auth, nats.RootCAs(ca.CAFile), nats.ErrorHandler(perm.handler))
 	}
 	short := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.Background(), time.Second)

@@ -140,38 +140,7 @@ var authRuns atomic.Int64
 
 func runAuthorized(t *testing.T, cfg config.Config, secrets []string) {
 	t.Helper()
-	logs := &logBuffer{}
-	d, err := daemon.New(cfg, zerolog.New(logs).Level(zerolog.DebugLevel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	stopped := false
-	stop := func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(20 * time.Second):
-			t.Fatal("daemon did not stop in 20s")
-		}
-		return nil
-	}
-	defer stop()
-	select {
-	case <-d.Started():
-	case err := <-done:
-		stopped = true
-		t.Fatalf("daemon stopped before serving: %v\nlogs:\n%s", err, logs)
-	case <-time.After(10 * time.Second):
-		t.Fatal("daemon did not start in 10s")
-	}
+	d, logs, stop := launchSec(t, cfg)
 	noSecrets(t, "NATSURL()", d.NATSURL(), secrets)
 
 	// The test's own client connects exactly as the daemon does.

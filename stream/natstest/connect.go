@@ -11,7 +11,15 @@ import (
 // connection closes when the test ends.
 func JetStream(t testing.TB, url string) jetstream.JetStream {
 	t.Helper()
-	nc, err := nats.Connect(url)
+	_, js := Client(t, url)
+	return js
+}
+
+// Client connects to url with opts and returns the connection and its
+// JetStream context; the connection closes when the test ends.
+func Client(t testing.TB, url string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,5 +28,5 @@ func JetStream(t testing.TB, url string) jetstream.JetStream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return js
+	return nc, js
 }
