@@ -138,7 +138,7 @@ func checkDocPattern(p docPattern, names map[string][]string) []string {
 		kind, what = "bench", "benchmark"
 	}
 	where := fmt.Sprintf("%s:%d: -%s '%s'", p.file, p.line, p.flag, p.pattern)
-	top := splitTestPattern(p.pattern)[0]
+	top := splitTopLevel(p.pattern, '/')[0] // the top-level name, as go test splits it
 	if top == "" {
 		return nil
 	}
@@ -161,29 +161,6 @@ func checkDocPattern(p docPattern, names map[string][]string) []string {
 		}
 	}
 	return msgs
-}
-
-// splitTestPattern splits a -run or -bench pattern at its slashes outside
-// brackets and parentheses, as go test does.
-func splitTestPattern(s string) []string {
-	var parts []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '[', '(':
-			depth++
-		case ']', ')':
-			depth--
-		case '/':
-			if depth == 0 {
-				parts = append(parts, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(parts, s[start:])
 }
 
 // expandAlternatives turns a pattern into its alternatives: the
@@ -223,7 +200,8 @@ func expandGroups(s string) []string {
 	return out
 }
 
-// splitTopLevel splits s at sep outside brackets and parentheses.
+// splitTopLevel splits s at sep outside brackets and parentheses (at '/'
+// as go test splits a -run or -bench pattern into levels).
 func splitTopLevel(s string, sep byte) []string {
 	var parts []string
 	depth, start := 0, 0
