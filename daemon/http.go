@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"net"
 	"net/http"
 	"time"
@@ -49,6 +50,9 @@ func (d *Daemon) serveHTTP() (*http.Server, error) {
 			d.log.Warn().Str("remote", r.RemoteAddr).Str("path", r.URL.Path).Int("suppressed", n).Err(err).Msg("http: request refused")
 		}
 	}, "/healthz", "/readyz"))
+	// net/http's own errors (a TLS handshake refused, a plain request on
+	// the HTTPS port) go to the daemon's log, not to stderr.
+	srv.ErrorLog = stdlog.New(d.log.With().Str("component", "http").Logger(), "", 0)
 	if tlsConf != nil {
 		srv.TLSConfig = tlsConf
 		ln = tls.NewListener(ln, tlsConf)
