@@ -143,7 +143,10 @@ func (d *Daemon) startRebalance(ctx context.Context, js jetstream.JetStream, pub
 	d.statusSink = pub
 	for i := range d.cfg.Rebalance {
 		rc := d.cfg.Rebalance[i]
-		p, r := d.runners[rc.Pickups], d.runners[rc.Returns]
+		p, r := d.Runner(rc.Pickups), d.Runner(rc.Returns)
+		if p == nil || r == nil {
+			return nil, fmt.Errorf("rebalance %s: models %s and %s must both run on this instance", rc.Name, rc.Pickups, rc.Returns)
+		}
 		pn, rn := slices.Clone(p.Products()), slices.Clone(r.Products())
 		slices.Sort(pn)
 		slices.Sort(rn)
