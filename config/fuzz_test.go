@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+	"github.com/nats-io/nkeys"
+	"golang.org/x/crypto/bcrypt"
 )
 
 var errPrefixRe = regexp.MustCompile(`^(\d+): `)
@@ -22,7 +24,25 @@ func FuzzDecodeConfig(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	// The security keys, with a bcrypt hash and a public nkey made here.
+	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	if err != nil {
+		f.Fatal(err)
+	}
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		f.Fatal(err)
+	}
+	pub, _ := kp.PublicKey()
+	security := "[nats]\nlisten = \"0.0.0.0:4222\"\nuser = \"d\"\npassword = \"p\"\n[nats.server_tls]\ncert_file = \"c.pem\"\nkey_file = \"k.pem\"\n" +
+		"[[nats.users]]\nname = \"r\"\nrole = \"reader\"\npassword_hash = '" + string(hash) + "'\n[[nats.users]]\nname = \"p\"\nrole = \"publisher\"\nnkey = \"" + pub + "\"\n" +
+		"[http]\nlisten = \":9464\"\nusername = \"ops\"\npassword_hash = '" + string(hash) + "'\ntoken_file = \"t\"\ninsecure_no_tls = true\n" +
+		"[[models]]\nname = \"m\"\nbin = \"1h\"\n[[models.product]]\nname = \"a\"\n"
+	if _, err := DecodeConfig([]byte(security)); err != nil {
+		f.Fatalf("the security seed: %v", err)
+	}
 	for _, s := range []string{
+		security,
 		string(example),
 		goodConfig,
 		"[[models]]\nname = \"m\"\nbin = \"1h\"\n[[models.product]]\nname = \"a\"\n",
