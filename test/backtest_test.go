@@ -341,7 +341,8 @@ func citiBikeBacktest(t *testing.T, model string, stations []int, train, eval, e
 // 12, 24, 90% coverage in [0.85, 0.95], a censored-cell nowcast better
 // than the censored observation, and that nowcast no worse in RMSE and
 // CRPS than today's (todayBikeModel's latent mean, learned and streamed
-// with the same protocol on the same cells). Long mode (minutes per
+// with the same protocol on the same cells), and that README.md quotes the
+// three nowcast RMSEs it measures per cluster (checkReadmeNowcast). Long mode (minutes per
 // cluster; the clusters run in parallel, two at a time on 2 cores), where
 // the data are present: DCGPD_LONG=1 go test -run TestLongBacktestCitiBike
 // -timeout 60m ./test/. DCGPD_CITIBIKE_SPAN=
@@ -373,6 +374,9 @@ func TestLongBacktestCitiBike(t *testing.T) {
 			t.Fatalf("DCGPD_CITIBIKE_RESMOOTH=%q: want a bin count >= 0", v)
 		}
 	}
+	// The README quotes this test's nowcast figures for its own protocol:
+	// the shipped model, August, re-smoothing every 24 bins.
+	readmeProtocol := compare && os.Getenv("DCGPD_CITIBIKE_SPAN") == "" && resmooth == 24
 	for _, cl := range clusters {
 		t.Run(cl.Name, func(t *testing.T) {
 			t.Parallel()
@@ -381,6 +385,9 @@ func TestLongBacktestCitiBike(t *testing.T) {
 			if compare {
 				today := citiBikeScores(t, todayBikeModel, cl.Name+" today", cl.Stations, train, eval, end, resmooth)
 				checkNowcastNoWorse(t, rows, today)
+				if readmeProtocol {
+					checkReadmeNowcast(t, cl.Name, rows, today)
+				}
 			}
 		})
 	}
