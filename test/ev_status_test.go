@@ -139,8 +139,9 @@ func (tl *ocpiTimeline) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 // bad responses) → the `dcgpd ocpi` poller → the daemon (examples/ev-5min
 // with a [[charging]] entry) → estimates. Per 5-minute bin and site the
 // published estimate is censored exactly where the status had the site
-// full (with sessions served), unobserved with its turned-away demand
-// where it was full and served nobody, and left as sent where the polls
+// full for more than half the bin (with sessions served), unobserved
+// with its turned-away demand where it was full and served nobody, and
+// left as sent where the polls
 // failed for the whole bin; bad status messages are refused with their
 // reason; the daemon restarts between bins 1 and 2 and bin 2 still sees
 // the statuses published before.
@@ -172,11 +173,14 @@ func TestEVStatusEndToEnd(t *testing.T) {
 	defer hs.Close()
 
 	// Per bin: the sessions started at north, centre, east (the
-	// observations) and what the estimate must show: C censored, E full
-	// and nobody served (no observation, turned-away demand), U supply to
-	// spare, K polls failed (as sent: observed, not censored).
+	// observations) and what the estimate must show under the default
+	// censor_fraction (0.5): C full for more than half the polls' covered
+	// time and censored, E the same with nobody served (no observation,
+	// turned-away demand), U supply to spare or full for less (bin 0:
+	// north 2 and centre 1.5 of 4.5 minutes; bin 4: north 2), K polls
+	// failed (as sent: observed, not censored).
 	served := [][3]float64{{2, 1, 1}, {0, 0, 0}, {0, 1, 1}, {2, 0, 0}, {0, 1, 0}, {0, 0, 0}}
-	want := []string{"CCU", "UEU", "UCC", "KKK", "ECU", "UEU"}
+	want := []string{"UUU", "UEU", "UCC", "KKK", "UCU", "UEU"}
 	// Polls at every minute's half; bin 3's all fail, one of bin 4's
 	// refuses C-1's status alone.
 	badPoll := map[float64]string{15.5: "500", 16.5: "malformed.json", 17.5: "ocpi_error.json", 18.5: "stale", 19.5: "500", 23.5: "unknown-status"}
@@ -184,8 +188,8 @@ func TestEVStatusEndToEnd(t *testing.T) {
 	sites := []string{"site-north", "site-centre", "site-east"}
 
 	// The hand-written table agrees with the timeline read directly: a
-	// known bin is full (C or E) iff some covered moment had no EVSE
-	// available.
+	// known bin is full (C or E) iff more than half its covered time had
+	// no EVSE available.
 	for b, row := range want {
 		for s, site := range sites {
 			if row[s] == 'K' {
@@ -201,8 +205,8 @@ func TestEVStatusEndToEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if full := row[s] == 'C' || row[s] == 'E'; sup[0].Censored() != full || (row[s] == 'E') != (full && served[b][s] == 0) {
-				t.Fatalf("the test's table: bin %d %s is %c, the timeline says full %v with %v served", b, site, row[s], sup[0].Censored(), served[b][s])
+			if full := row[s] == 'C' || row[s] == 'E'; (sup[0].FullFraction > 0.5) != full || (row[s] == 'E') != (full && served[b][s] == 0) {
+				t.Fatalf("the test's table: bin %d %s is %c, the timeline says full %.3f of it with %v served", b, site, row[s], sup[0].FullFraction, served[b][s])
 			}
 		}
 	}
@@ -305,7 +309,7 @@ func TestEVStatusEndToEnd(t *testing.T) {
 	}
 	// After the restart (bins 2-5): 3 unknown site-bins (bin 3), and
 	// every other one decided by the status.
-	for outcome, n := range map[string]float64{"censored": 3, "emptied": 2, "uncensored": 4, "unknown": 3} {
+	for outcome, n := range map[string]float64{"censored": 3, "emptied": 1, "uncensored": 5, "unknown": 3} {
 		waitMetric(t, r.d.HTTPAddr(), `dcgpd_charging_censoring_total{model="ev",outcome="`+outcome+`"}`, n)
 	}
 }

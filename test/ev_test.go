@@ -111,28 +111,35 @@ func acnSessions() string {
 	return "../../shared/data-raw/acn_caltech_ev_2021/sessions.csv"
 }
 
+// evCensorFraction: the ACN-derived run censors a site-bin where the site
+// was full for more than half of it (charging.Table.CensorAbove).
+const evCensorFraction = 0.5
+
 // evHorizons are the horizons the EV backtest scores: 5, 15, 30 and 60
 // minutes and one day of 5-minute bins.
 var evHorizons = []int{1, 3, 6, 12, 288}
 
 // TestLongEVCharging is the EV must-show on real arrivals: ACN-Data's
 // 2,114 Caltech sessions, the chargers grouped into evSites under
-// evProtocol (docs/ev-charging.md), in 5-minute bins; the model of
-// examples/ev-5min as fitted there (on the simulated garage; not
-// re-learned on these data) streamed through the daemon's runner from 23
-// Aug 2021 (daily re-smooths of 576 bins) and scored from 30 Aug to 12
-// Sep, horizons 1, 3, 6, 12 and 288 bins, against the baselines on all
-// and on censored cells; the nowcast of the bins in which a site was
-// full; then the drivers turned away per site and day (cvi.UnmetDemand
-// on the filtered latent demand) against the simulation's count, with
-// 90% intervals. It asserts the forecasts' RMSE on all cells at or below
-// the best baseline's at every horizon; the published realised demand's
-// RMSE below the observed value's on the censored cells and on all full
-// site-bins; and the turned-away estimate per site-day nearer the truth
-// than the data's implicit 0, its intervals covering at least 0.85, its
-// total at most 1.8 times the truth (measured: 1.64). It logs what is not
-// met (the latent mean on full bins; censored-cell forecasts at h = 1, 3).
-// About 60 s of CPU (4 minutes wall on the shared machine, nice'd).
+// evProtocol (docs/ev-charging.md), in 5-minute bins, a site-bin
+// censored where the site was full for more than half of it
+// (evCensorFraction); the kernels of examples/ev-5min with their
+// hyperparameters learned on the first 7 days (as `dcgpd fit` on a
+// site's history), streamed through the daemon's runner from 23 Aug 2021
+// (daily re-smooths of 576 bins) and scored from 30 Aug to 12 Sep,
+// horizons 1, 3, 6, 12 and 288 bins, against the baselines on all and on
+// censored cells; the nowcast of the bins in which a site was full at
+// some moment; then the drivers turned away per site and day
+// (cvi.UnmetDemand on the filtered latent demand, evTurnedAway) against
+// the simulation's count, with 90% intervals. It asserts the forecasts'
+// RMSE on all cells at or below the best baseline's at every horizon;
+// the published realised demand's RMSE below the observed value's on the
+// censored cells and on all full site-bins; and the turned-away estimate
+// per site-day at RMSE at most 1.9 (measured 1.791; the data's implicit
+// 0: 3.356), its intervals covering at least 0.95 (measured 1.000), its
+// total within [1, 1.35] times the truth (measured 1.28). It logs what is
+// not met (the latent mean on full bins; censored-cell forecasts).
+// About 75 s of CPU (2 min 50 s wall on the shared machine, nice'd).
 func TestLongEVCharging(t *testing.T) {
 	if os.Getenv("DCGPD_LONG") != "1" {
 		t.Skip("long mode: DCGPD_LONG=1 runs it (CI does)")
@@ -158,6 +165,7 @@ func TestLongEVCharging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tb.CensorAbove(evCensorFraction)
 	var obsCSV, truthCSV, prodCSV bytes.Buffer
 	for _, w := range []error{tb.WriteObs(&obsCSV), tb.WriteTruth(&truthCSV), tb.WriteProducts(&prodCSV)} {
 		if w != nil {
@@ -176,7 +184,7 @@ func TestLongEVCharging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	learn := false
+	learn := true // on the first trainDays, as `dcgpd fit` on a site's history
 	sp.Fit.Learn = &learn
 	truth := truthCSV.String()
 	rs := config.DefaultModelConfig().Resmooth
@@ -273,7 +281,7 @@ func evFullNowcast(t *testing.T, tb *charging.Table, res *backtest.Result, from 
 	for b := from; b < len(tb.Cells); b++ {
 		o := b - fc.From
 		for k, c := range tb.Cells[b] {
-			if !c.Censored || math.IsNaN(fc.Mean[0][o][k]) || math.IsNaN(fc.Demand[o][k]) {
+			if !(c.FullFraction > 0) || math.IsNaN(fc.Mean[0][o][k]) || math.IsNaN(fc.Demand[o][k]) {
 				continue
 			}
 			truth := float64(c.Arrivals)
@@ -295,13 +303,28 @@ func evFullNowcast(t *testing.T, tb *charging.Table, res *backtest.Result, from 
 
 func sq(x float64) float64 { return x * x }
 
-// evLostMustShow compares, per site and evaluated day, the drivers turned
-// away that the filtered latent demand implies (Σ E[max(f − u, 0)] over
-// the full bins) with the simulation's count. Its 90% interval adds to
-// the posterior variance the count's own scatter, taken as Poisson (the
-// variance of a count of arrivals is its mean), and assumes the bins
-// independent.
-func evLostMustShow(t *testing.T, tb *charging.Table, res *backtest.Result, from int) {
+// evLost is the drivers turned away that the filtered latent demand
+// implies (Σ E[max(f − u, 0)] over the full bins, cvi.UnmetDemand) per
+// site and whole evaluated day, against the simulation's count. Its 90%
+// interval adds to the posterior variance of the day's sum the count's
+// own scatter, taken as Poisson (the variance of a count of arrivals is
+// its mean). The bins' errors are taken as fully correlated within the
+// day (the sum's standard deviation is the sum of the bins'): a full
+// spell's bins are unobserved and share one error, the filter's level
+// when the spell began; bins taken as independent (the variances summed)
+// give intervals too narrow, whose coverage is logged beside
+// (covIndep).
+type evLost struct {
+	n, covered, coveredIndep int
+	// rmse is per site-day; rmseZero that of the data's implicit 0.
+	rmse, rmseZero float64
+	// est, plugIn (max(E f − u, 0)) and truth are totals.
+	est, plugIn, truth float64
+	lines              []string
+}
+
+func evTurnedAway(t *testing.T, tb *charging.Table, res *backtest.Result, from int) evLost {
+	t.Helper()
 	g, fc := res.Grid, res.Forecasts
 	np := len(g.Products)
 	feats := make([][]float64, np)
@@ -314,7 +337,7 @@ func evLostMustShow(t *testing.T, tb *charging.Table, res *backtest.Result, from
 		t.Fatal(err)
 	}
 	ndays := (g.Len() - from) / 288
-	type acc struct{ mean, vr, lost, plugIn, truth, truthLost float64 }
+	type acc struct{ mean, vr, sd, lost, plugIn, truth, truthLost float64 }
 	days := make([][]acc, ndays)
 	for d := range days {
 		days[d] = make([]acc, np)
@@ -339,6 +362,7 @@ func evLostMustShow(t *testing.T, tb *charging.Table, res *backtest.Result, from
 			a := &days[d][k]
 			a.mean += un[k].Mean
 			a.vr += un[k].Var
+			a.sd += math.Sqrt(un[k].Var)
 			a.lost += un[k].Lost
 			if un[k].Mean > 0 || obs[k].Censored {
 				a.plugIn += math.Max(dm[k]-obs[k].Supply, 0)
@@ -348,42 +372,58 @@ func evLostMustShow(t *testing.T, tb *charging.Table, res *backtest.Result, from
 			a.truthLost += float64(c.Lost)
 		}
 	}
-	var covered, n int
-	var se, seZero, sumEst, sumTruth, sumPlugIn float64
-	var lines []string
+	var r evLost
+	var se, seZero float64
 	for d := range days {
 		for k, a := range days[d] {
-			sd := math.Sqrt(a.vr + a.mean)
+			sd := math.Sqrt(a.sd*a.sd + a.mean)
 			lo, hi := math.Max(a.mean-1.645*sd, 0), a.mean+1.645*sd
 			in := a.truth >= lo && a.truth <= hi
 			if in {
-				covered++
+				r.covered++
 			}
-			n++
+			if sdi := math.Sqrt(a.vr + a.mean); math.Abs(a.truth-a.mean) <= 1.645*sdi || a.truth <= a.mean && a.mean-1.645*sdi <= 0 {
+				r.coveredIndep++
+			}
+			r.n++
 			se += (a.mean - a.truth) * (a.mean - a.truth)
 			seZero += a.truth * a.truth
-			sumEst += a.mean
-			sumPlugIn += a.plugIn
-			sumTruth += a.truth
-			lines = append(lines, fmt.Sprintf("day %2d %-12s turned away %5.2f [%5.2f, %5.2f] (lost %5.2f), simulated %2.0f (lost %2.0f)%s",
+			r.est += a.mean
+			r.plugIn += a.plugIn
+			r.truth += a.truth
+			r.lines = append(r.lines, fmt.Sprintf("day %2d %-12s turned away %5.2f [%5.2f, %5.2f] (lost %5.2f), simulated %2.0f (lost %2.0f)%s",
 				d, g.Products[k], a.mean, lo, hi, a.lost, a.truth, a.truthLost, map[bool]string{false: "  outside", true: ""}[in]))
 		}
 	}
-	t.Logf("turned away per site-day:\n%s", strings.Join(lines, "\n"))
-	cov := float64(covered) / float64(n)
-	t.Logf("turned away per site-day over %d site-days: estimated %.1f in all (the plug-in max(E f − u, 0) %.1f), simulated %.0f; RMSE %.3f (the observed data's implicit estimate, 0: %.3f); 90%% intervals cover %d (%.3f)",
-		n, sumEst, sumPlugIn, sumTruth, math.Sqrt(se/float64(n)), math.Sqrt(seZero/float64(n)), covered, cov)
-	// Measured (docs/ev-charging.md): RMSE 2.54 against 3.36, coverage
-	// 0.881, the total 1.64 times the simulated one.
-	if math.Sqrt(se/float64(n)) >= math.Sqrt(seZero/float64(n)) {
-		t.Errorf("turned-away RMSE per site-day %.3f not below the observed data's (0 turned away) %.3f", math.Sqrt(se/float64(n)), math.Sqrt(seZero/float64(n)))
+	r.rmse, r.rmseZero = math.Sqrt(se/float64(r.n)), math.Sqrt(seZero/float64(r.n))
+	return r
+}
+
+// coverage is the part of the site-days whose interval covers the truth.
+func (r evLost) coverage() float64 { return float64(r.covered) / float64(r.n) }
+
+func (r evLost) String() string {
+	return fmt.Sprintf("%d site-days: estimated %.1f in all (the plug-in max(E f − u, 0) %.1f), simulated %.0f (%.2f times); RMSE %.3f (the observed data's implicit estimate, 0: %.3f); 90%% intervals cover %d (%.3f; bins taken as independent: %d, %.3f)",
+		r.n, r.est, r.plugIn, r.truth, r.est/r.truth, r.rmse, r.rmseZero, r.covered, r.coverage(), r.coveredIndep, float64(r.coveredIndep)/float64(r.n))
+}
+
+// evLostMustShow checks the turned-away estimate per site-day (evLost)
+// against the simulation: nearer the truth than the data's implicit 0,
+// intervals that cover, a total near the truth.
+func evLostMustShow(t *testing.T, tb *charging.Table, res *backtest.Result, from int) {
+	r := evTurnedAway(t, tb, res, from)
+	t.Logf("turned away per site-day:\n%s", strings.Join(r.lines, "\n"))
+	t.Logf("turned away per site-day over %s", r)
+	// Measured (docs/ev-charging.md): 129.7 against 101 (1.28 times), RMSE
+	// 1.791 against 3.356, intervals covering 42 of 42 (40 with the bins
+	// taken as independent).
+	if r.rmse > 1.9 || r.rmse >= r.rmseZero {
+		t.Errorf("turned-away RMSE per site-day %.3f, want at most 1.9 and below the observed data's (0 turned away) %.3f", r.rmse, r.rmseZero)
 	}
-	if cov < 0.85 {
-		t.Errorf("turned away per site-day: 90%% intervals cover %.3f, below 0.85", cov)
+	if cov := r.coverage(); cov < 0.95 {
+		t.Errorf("turned away per site-day: 90%% intervals cover %.3f, below 0.95", cov)
 	}
-	if ratio := sumEst / sumTruth; ratio > 1.8 || ratio < 1 {
-		t.Errorf("turned away in all: estimated %.1f, %.2f times the simulated %.0f (measured 1.64)", sumEst, ratio, sumTruth)
-	} else {
-		t.Logf("must-show NOT MET in full: the estimate of the drivers turned away is %.2f times the simulated count (an overestimate)", ratio)
+	if ratio := r.est / r.truth; ratio > 1.35 || ratio < 1 {
+		t.Errorf("turned away in all: estimated %.1f, %.2f times the simulated %.0f, want within [1, 1.35] (measured 1.28)", r.est, ratio, r.truth)
 	}
 }

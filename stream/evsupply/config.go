@@ -14,7 +14,11 @@ type Config struct {
 	Model string
 	// CensorFraction: a bin is censored when the site had no EVSE
 	// available for more than this part of the covered time (0: at any
-	// moment).
+	// moment). A bin in which a site filled up is picked out by the
+	// arrivals that filled it; censored at its served count it makes the
+	// filter overestimate the demand of the full spell that follows
+	// (docs/ev-charging.md), so only bins full for most of their length
+	// are censored by default.
 	CensorFraction float64
 	// MinCoverage is the part of a bin the polls must cover for any
 	// status to be claimed.
@@ -27,10 +31,11 @@ type Config struct {
 	Retention time.Duration
 }
 
-// DefaultConfig: censored at any full moment, half the bin covered,
-// polls covering at most 5 minutes back, 3 hours kept.
+// DefaultConfig: censored when full for more than half the covered
+// time, half the bin covered, polls covering at most 5 minutes back, 3
+// hours kept.
 func DefaultConfig() Config {
-	return Config{MinCoverage: 0.5, MaxPollGap: 5 * time.Minute, Retention: 3 * time.Hour}
+	return Config{CensorFraction: 0.5, MinCoverage: 0.5, MaxPollGap: 5 * time.Minute, Retention: 3 * time.Hour}
 }
 
 // Validate reports the first unusable setting.

@@ -15,7 +15,7 @@
 //
 // Censor applies that to a bin's observations, as the model expects
 // them (package charging's converter writes the same): a site full for
-// more than CensorFraction of the bin has its served count censored
+// more than CensorFraction of the bin (default half) has its served count censored
 // (supply lowered to it), or, if it served nobody, no observation and
 // supply 0 (its demand was all turned away); a site with chargers to
 // spare gets the status's supply; an unknown bin is left as sent.

@@ -27,7 +27,7 @@ func poll(min float64) *ocpi.StatusMessage {
 func tracked(t *testing.T) *Tracker {
 	t.Helper()
 	cfg := DefaultConfig()
-	cfg.Model, cfg.MaxPollGap = "ev", 2*time.Minute
+	cfg.Model, cfg.MaxPollGap, cfg.CensorFraction = "ev", 2*time.Minute, 0.3
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +83,7 @@ func TestTrackerCensor(t *testing.T) {
 	}{
 		{"full part of the bin, two served: censored at 2", 0, 5, cvi.Obs{Y: 2, Supply: inf}, cvi.Obs{Y: 2, Supply: 2, Censored: true}, CensorResult{Censored: 1}},
 		{"full, nobody served: no observation, supply 0", 0, 5, cvi.Obs{Y: 0, Supply: inf}, cvi.Obs{Y: math.NaN(), Supply: 0}, CensorResult{Emptied: 1}},
+		{"full 2 of 10 minutes, not above censor_fraction 0.3: the status's supply", 0, 10, cvi.Obs{Y: 1, Supply: inf}, cvi.Obs{Y: 1, Supply: 3}, CensorResult{Uncensored: 1}},
 		{"chargers to spare: the status's supply", 5, 10, cvi.Obs{Y: 0, Supply: inf}, cvi.Obs{Y: 0, Supply: 1}, CensorResult{Uncensored: 1}},
 		{"more served than the status's supply: supply at the count", 5, 10, cvi.Obs{Y: 2, Supply: inf}, cvi.Obs{Y: 2, Supply: 2}, CensorResult{Uncensored: 1}},
 		{"sender's censoring kept", 5, 10, cvi.Obs{Y: 1, Supply: 1, Censored: true}, cvi.Obs{Y: 1, Supply: 1, Censored: true}, CensorResult{Uncensored: 1}},
@@ -123,6 +124,7 @@ func TestConfigValidate(t *testing.T) {
 	for i, f := range []func(*Config){
 		func(c *Config) { c.Model = "" },
 		func(c *Config) { c.CensorFraction = 1 },
+		func(c *Config) { c.CensorFraction = -0.1 },
 		func(c *Config) { c.CensorFraction = math.NaN() },
 		func(c *Config) { c.MinCoverage = 0 },
 		func(c *Config) { c.MaxPollGap = 0 },

@@ -27,6 +27,9 @@ type Cell struct {
 	// charged nowhere (gave up, or found j full too).
 	TurnedAway, Lost int
 	DivertedTo       []int
+	// free is the supply the site had (chargers free at the bin's start
+	// plus those freed in it), censored or not.
+	free int
 }
 
 // Table is an outcome per site and bin: Cells[b][s] is site s in the bin
@@ -161,8 +164,27 @@ func (t *Table) sweep(s int, iv []interval) {
 		c.Occupancy = float64(occ) / float64(t.Width)
 		c.Censored = full > 0 || c.TurnedAway > 0
 		c.Supply = pool - carried + released
+		c.free = c.Supply
 		if c.Censored {
 			c.Supply = c.Served
+		}
+	}
+}
+
+// CensorAbove keeps censored only the cells in which the site was full
+// for more than fraction of the bin; the others become uncensored, with
+// the supply the site had (Bins censors at any full moment, fraction 0).
+// A bin in which the site filled up is picked out by the arrivals that
+// filled it: censored at its served count, it tells a Gaussian-noise
+// model that the demand was high just before the full spell, and the
+// filter carries that into the spell's unobserved bins (see
+// docs/ev-charging.md).
+func (t *Table) CensorAbove(fraction float64) {
+	for b := range t.Cells {
+		for s := range t.Cells[b] {
+			if c := &t.Cells[b][s]; c.Censored && c.FullFraction <= fraction {
+				c.Censored, c.Supply = false, max(c.free, c.Served)
+			}
 		}
 	}
 }

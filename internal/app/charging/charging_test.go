@@ -120,6 +120,37 @@ func TestFullFractionAndOccupancy(t *testing.T) {
 	}
 }
 
+// TestCensorAbove: only bins full for more than the fraction stay
+// censored; the others take the supply the site had. Site a (pool 1) is
+// full 2/5 of bin 0 (busy minutes 3-5, one served, a charger free at the
+// start), all of bin 1, and 2/5 of bin 2 (freed at minute 12).
+func TestCensorAbove(t *testing.T) {
+	o, err := Simulate([]Session{sess(3, 12, "a1")}, twoSites(), Protocol{Divert: 0, Lengthscale: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		frac     float64
+		censored [3]bool
+		supply   [3]int
+	}{
+		{0, [3]bool{true, true, true}, [3]int{1, 0, 0}},
+		{0.3, [3]bool{true, true, true}, [3]int{1, 0, 0}},
+		{0.5, [3]bool{false, true, false}, [3]int{1, 0, 1}},
+	} {
+		tb, err := o.Bins(t0, 5*time.Minute, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb.CensorAbove(c.frac)
+		for b := range 3 {
+			if got := tb.Cells[b][0]; got.Censored != c.censored[b] || got.Supply != c.supply[b] {
+				t.Errorf("fraction %v bin %d: censored %v supply %d, want %v and %d", c.frac, b, got.Censored, got.Supply, c.censored[b], c.supply[b])
+			}
+		}
+	}
+}
+
 // TestSimulateInvariants checks the conservation laws and the pools on
 // simulated sessions, and the occupancy against a count at sample times.
 func TestSimulateInvariants(t *testing.T) {
