@@ -141,7 +141,12 @@ func (t *Tracker) Supply(site string, start, end time.Time) Bin {
 	}
 	b := Bin{Supply: whole[0].Supply}
 	var covered, full time.Duration
-	for k, p := range t.polls {
+	// The polls' covered stretches within the bin, contiguous ones
+	// merged (regular polls give one).
+	var spans [][2]time.Time
+	k := sort.Search(len(t.polls), func(i int) bool { return t.polls[i].After(start) })
+	for ; k < len(t.polls); k++ {
+		p := t.polls[k]
 		lo := p.Add(-t.cfg.MaxPollGap)
 		if k > 0 && t.polls[k-1].After(lo) {
 			lo = t.polls[k-1]
@@ -154,14 +159,23 @@ func (t *Tracker) Supply(site string, start, end time.Time) Bin {
 			hi = end
 		}
 		if !hi.After(lo) {
-			continue
+			break
 		}
-		part, err := ocpi.SupplyFromStatus(events, lo, hi.Sub(lo), 1)
-		if err != nil {
-			return Bin{}
+		if n := len(spans); n > 0 && !spans[n-1][1].Before(lo) {
+			spans[n-1][1] = hi
+		} else {
+			spans = append(spans, [2]time.Time{lo, hi})
 		}
-		covered += hi.Sub(lo)
-		full += time.Duration(part[0].FullFraction * float64(hi.Sub(lo)))
+	}
+	for _, sp := range spans {
+		part := whole
+		if !sp[0].Equal(start) || !sp[1].Equal(end) {
+			if part, err = ocpi.SupplyFromStatus(events, sp[0], sp[1].Sub(sp[0]), 1); err != nil {
+				return Bin{}
+			}
+		}
+		covered += sp[1].Sub(sp[0])
+		full += time.Duration(part[0].FullFraction * float64(sp[1].Sub(sp[0])))
 	}
 	b.Coverage = float64(covered) / float64(width)
 	if covered == 0 || b.Coverage < t.cfg.MinCoverage {
