@@ -37,12 +37,24 @@ type RealisedDemander interface {
 //     E[y*_k | data] = E_q[f_k + σ_k λ(a)], a = (u_k − f_k − D_k)/σ_k, λ
 //     the inverse Mills ratio; its variance is Var_q[f_k + σ_k λ(a)] +
 //     E_q[σ²_k (1 + aλ(a) − λ(a)²)] (the truncated normal's);
-//   - observed uncensored: y_k − D_k (y_k exactly without diffusion);
+//   - observed uncensored: y_k minus what it received, R_k = Σ_i T_ik
+//     (y*_i − u_i)⁺, the riders turned away at its censored neighbours i
+//     (their own demand over their supply, y*_i as above given f; an
+//     uncensored neighbour turned nobody away) moved by one step of the
+//     diffusion's transition T: mean y_k − E[R_k], variance Var[R_k], the
+//     (y*_i − u_i)⁺ independent given f (y_k and 0 without diffusion, or
+//     with no censored neighbour);
 //   - not observed: mean[k] and vars[k] + σ²_k.
 //
-// This is exact given q: ε's conditional law given f and the observation.
-// The Gaussian likelihood treats every observation as the demand, so its
-// estimate of an observed cell is y_k.
+// This is ε's conditional law given f and the observation, with q's
+// marginals for f. The censored thresholds keep the likelihood's latent
+// inflow D_k(f); the inflow an uncensored product received is the
+// neighbours' realised excess, not the latent excess the likelihood
+// moves: riders turned away are counts, noise included, and the latent
+// inflow alone left the interval of an uncensored cell a fraction of the
+// spread of what arrived (TestRealisedCoverageSimulated). The Gaussian
+// likelihood treats every observation as the demand, so its estimate of
+// an observed cell is y_k.
 func RealisedDemand(l Likelihood, obs []Obs, mean, vars, dmean, dvar []float64) error {
 	r, ok := l.(RealisedDemander)
 	if !ok {
@@ -158,25 +170,36 @@ func invMillsFast(z float64) (lam, lamMinusZ float64) {
 }
 
 // RealisedDemand implements RealisedDemander for the diffusion
-// likelihood. The inflow D(f) = g(f) − f is the diffusion map's (the
-// bin's operator, supply-aware where configured), and the expectation over
-// q is taken with the likelihood's quasi-Monte Carlo points (its Points
-// rule, antithetic pairs) over the product of the marginals N(mean[k],
-// vars[k]): the published estimates carry marginal variances only. Where
-// no product can plausibly exceed its supply (as in the expectation) the
-// map is the identity and each cell is the exact 1-D Tobit estimate.
-// It keeps its own scratch, so it may run beside the likelihood's other
-// methods.
+// likelihood. A censored product's demand is the Tobit estimate with the
+// diffusion map's inflow D(f) = g(f) − f in its threshold (the bin's
+// operator, supply-aware where configured). What an uncensored product
+// received is the realised unmet demand of its censored neighbours, not
+// the latent excess: the riders turned away at i are (y*_i − u_i)⁺, y*_i
+// = f_i + ε_i, and one step of the operator's transition sends T_ik of
+// them to k, so k's own demand is y_k − Σ_i T_ik (y*_i − u_i)⁺ (an
+// uncensored neighbour turned nobody away). Given f the (y*_i − u_i)⁺ are
+// independent, each ε_i truncated below at u_i − f_i − D_i(f) as for the
+// censored product's own estimate, with closed-form mean and variance
+// (excessMoments); the inflow's mean is Σ T_ik·mean and its variance
+// Σ T²_ik·variance. The expectation over q is taken with the likelihood's
+// quasi-Monte Carlo points (its Points rule, antithetic pairs) over the
+// product of the marginals N(mean[k], vars[k]): the published estimates
+// carry marginal variances only. Where no product is censored and none
+// can plausibly exceed its supply (as in the expectation) the map is the
+// identity and each cell is the exact 1-D Tobit estimate. It keeps its
+// own scratch, so it may run beside the likelihood's other methods.
 func (d *Diffusion) RealisedDemand(obs []Obs, mean, vars, dmean, dvar []float64) error {
 	np := d.np
 	if len(obs) != np {
 		return fmt.Errorf("cvi: diffusion bin has %d products, want %d", len(obs), np)
 	}
 	u, y := make([]float64, np), make([]float64, np)
+	censored := false
 	for k, o := range obs {
 		u[k], y[k] = o.Supply, o.Y
+		censored = censored || (o.Censored && !math.IsNaN(o.Y))
 	}
-	if d.excessNegligible(obs, mean, vars, 1) {
+	if !censored && d.excessNegligible(obs, mean, vars, 1) {
 		for k, o := range obs {
 			dmean[k], dvar[k] = d.tobitRealised(o, mean[k], vars[k])
 		}
@@ -204,16 +227,21 @@ func (d *Diffusion) tobitRealised(o Obs, m, v float64) (float64, float64) {
 }
 
 // realisedPoints averages each product's realised demand over the
-// points f = mean ± sd·z through the operator op, centring every product
-// at its value at the first point so that the variance does not cancel.
+// points f = mean ± sd·z, centring every product at its value at the
+// first point so that the variance does not cancel. At each point the
+// operator op gives the latent inflow D(f) of the censored products'
+// thresholds, and its transition's rows (one step) carry the censored
+// products' realised excess to the uncensored ones.
 func (d *Diffusion) realisedPoints(op diffusion.Operator, obs []Obs, mean, vars, u, dmean, dvar []float64) error {
 	np := d.np
 	ws := diffusion.NewWorkspace(np, op.Steps)
 	f, inflow := make([]float64, np), make([]float64, np)
-	sd, s2 := make([]float64, np), make([]float64, np)
+	inMean, inVar := make([]float64, np), make([]float64, np)
+	sd, s, s2 := make([]float64, np), make([]float64, np), make([]float64, np)
 	c, e, e2, tv := make([]float64, np), make([]float64, np), make([]float64, np), make([]float64, np)
 	for k, o := range obs {
-		sd[k], s2[k] = math.Sqrt(math.Max(vars[k], 0)), d.NoiseVarianceAt(o.Level)
+		s2[k] = d.NoiseVarianceAt(o.Level)
+		sd[k], s[k] = math.Sqrt(math.Max(vars[k], 0)), math.Sqrt(s2[k])
 	}
 	npts, _ := d.zFine.Dims()
 	for i := 0; i < npts; i++ {
@@ -225,15 +253,29 @@ func (d *Diffusion) realisedPoints(op diffusion.Operator, obs []Obs, mean, vars,
 			if err := op.Apply(nil, inflow, f, u, ws); err != nil {
 				return err
 			}
+			clear(inMean)
+			clear(inVar)
+			for k, o := range obs {
+				if !o.Censored || math.IsNaN(o.Y) {
+					continue
+				}
+				em, ev := turnedAwayMoments(u[k]-f[k], inflow[k], s[k])
+				cols, probs := op.T.Row(k)
+				for j, col := range cols {
+					p := probs[j]
+					inMean[col] += p * em
+					inVar[col] += p * p * ev
+				}
+			}
 			for k, o := range obs {
 				var h, t float64
 				switch {
 				case math.IsNaN(o.Y):
 					continue
 				case o.Censored:
-					h, t = truncatedMoments(u[k]-inflow[k], f[k], math.Sqrt(s2[k]))
+					h, t = truncatedMoments(u[k]-inflow[k], f[k], s[k])
 				default:
-					h = o.Y - inflow[k]
+					h, t = o.Y-inMean[k], inVar[k]
 				}
 				if i == 0 && sign == 1 {
 					c[k] = h
@@ -254,6 +296,27 @@ func (d *Diffusion) realisedPoints(op diffusion.Operator, obs []Obs, mean, vars,
 		dmean[k], dvar[k] = c[k]+m, math.Max(e2[k]*w-m*m, 0)+tv[k]*w
 	}
 	return nil
+}
+
+// turnedAwayMoments returns the mean and variance of the realised excess
+// (ε − gap)⁺ of a censored product, ε ~ N(0, s²) given ε ≥ gap − inflow
+// (the observation: its demand plus the inflow reached the supply), gap
+// = u − f ≥ its threshold as inflow ≥ 0. With a = gap/s, b = (gap −
+// inflow)/s and P = (1 − Φ(a))/(1 − Φ(b)) the chance that the product
+// itself turned riders away: mean P·s(λ(a) − a), second moment
+// P·s²(1 + a² − aλ(a)) (the truncated normal's partial moments above a).
+func turnedAwayMoments(gap, inflow, s float64) (mean, variance float64) {
+	a := gap / s
+	logQa, lam, lmw := survival(a)
+	p := 1.0
+	if inflow > 0 {
+		logQb, _, _ := survival(a - inflow/s)
+		p = math.Exp(math.Min(logQa-logQb, 0))
+	}
+	m1 := s * lmw
+	second := s * s * (math.Max(1-lam*lmw, 0) + lmw*lmw)
+	mean = p * m1
+	return mean, math.Max(p*second-mean*mean, 0)
 }
 
 var (
