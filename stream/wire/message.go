@@ -217,9 +217,11 @@ type Estimate struct {
 	// Where censored it is above the supply less the inflow of
 	// neighbours' unmet demand (above the supply without diffusion: the
 	// demand reached it); where observed uncensored it is the observation
-	// less that inflow (the observation without diffusion); where
-	// not observed it is the latent mean, with var + the noise variance
-	// (see cvi.RealisedDemand). Only the bin's own estimates carry them
+	// less the riders its censored neighbours turned away and sent to it
+	// (the observation without diffusion or without a censored
+	// neighbour, DemandVar 0); where not observed it is the latent mean,
+	// with var + the noise variance (see cvi.RealisedDemand; what the
+	// interval Demand ± 1.645·√DemandVar covers: docs/forecasting.md). Only the bin's own estimates carry them
 	// (filtered and smoothed; not the forecasts, whose bins have no
 	// observation yet), and only for the Gaussian, Tobit and diffusion
 	// likelihoods (omitted for the count likelihoods).
