@@ -307,10 +307,10 @@ func (d *Diffusion) realisedPoints(op diffusion.Operator, obs []Obs, mean, vars,
 // P·s²(1 + a² − aλ(a)) (the truncated normal's partial moments above a).
 func turnedAwayMoments(gap, inflow, s float64) (mean, variance float64) {
 	a := gap / s
-	logQa, lam, lmw := survival(a)
+	logQa, lam, lmw := survivalFast(a)
 	p := 1.0
 	if inflow > 0 {
-		logQb, _, _ := survival(a - inflow/s)
+		logQb, _, _ := survivalFast(a - inflow/s)
 		p = math.Exp(math.Min(logQa-logQb, 0))
 	}
 	m1 := s * lmw
