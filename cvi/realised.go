@@ -307,16 +307,29 @@ func (d *Diffusion) realisedPoints(op diffusion.Operator, obs []Obs, mean, vars,
 // P·s²(1 + a² − aλ(a)) (the truncated normal's partial moments above a).
 func turnedAwayMoments(gap, inflow, s float64) (mean, variance float64) {
 	a := gap / s
-	logQa, lam, lmw := survivalFast(a)
+	lam, lmw := invMillsFast(a)
 	p := 1.0
 	if inflow > 0 {
-		logQb, _, _ := survivalFast(a - inflow/s)
-		p = math.Exp(math.Min(logQa-logQb, 0))
+		p = survivalRatio(a, a-inflow/s, lam)
 	}
 	m1 := s * lmw
 	second := s * s * (math.Max(1-lam*lmw, 0) + lmw*lmw)
 	mean = p * m1
 	return mean, math.Max(p*second-mean*mean, 0)
+}
+
+// survivalRatio returns (1 − Φ(a))/(1 − Φ(b)) for b ≤ a, lamA = λ(a):
+// φ(a)λ(b)/(φ(b)λ(a)) = e^(−(a−b)(a+b)/2)·λ(b)/λ(a), no logarithm; below
+// −8 a survival is 1 to 1e-15.
+func survivalRatio(a, b, lamA float64) float64 {
+	switch {
+	case a < -8:
+		return 1
+	case b < -8:
+		return npdf(a) / lamA
+	}
+	lamB, _ := invMillsFast(b)
+	return math.Min(math.Exp(-0.5*(a-b)*(a+b))*lamB/lamA, 1)
 }
 
 var (

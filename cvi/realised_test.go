@@ -376,7 +376,7 @@ func TestInvMillsFast(t *testing.T) {
 func TestTurnedAwayMoments(t *testing.T) {
 	for _, c := range []struct{ gap, inflow, s float64 }{
 		{0, 0, 1}, {-3, 0, 2}, {2, 0, 1}, {40, 0, 1},
-		{1, 1, 1}, {1, 5, 1.5}, {-2, 3, 1}, {10, 2, 1}, {3, 0.01, 2},
+		{1, 1, 1}, {1, 5, 1.5}, {-2, 3, 1}, {10, 2, 1}, {3, 0.01, 2}, {-1, 10, 1}, {-9, 1, 1},
 	} {
 		lo := c.gap - c.inflow
 		shift := math.Max(lo, 0)
