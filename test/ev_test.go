@@ -140,7 +140,7 @@ var evHorizons = []int{1, 3, 6, 12, 288}
 // total within [1, 1.35] times the truth (measured 1.28). It logs what is
 // not met (the latent mean on full bins; censored-cell forecasts), each
 // beside an in-sample rate by 5-minute slot (evSlotRate) that shows why.
-// About 75 s of CPU (2.5–3 minutes wall on the shared machine, nice'd).
+// About 75 s of CPU (75–175 s wall on the shared machine, nice'd).
 func TestLongEVCharging(t *testing.T) {
 	if os.Getenv("DCGPD_LONG") != "1" {
 		t.Skip("long mode: DCGPD_LONG=1 runs it (CI does)")
@@ -338,6 +338,44 @@ func evSlotRate(tb *charging.Table, from int) func(b, k int) float64 {
 
 func sq(x float64) float64 { return x * x }
 
+// evUnmet is cvi.UnmetDemand on the filtered latent demand of every
+// evaluated bin (from from on), unmet[b-from][k]: the model's drivers
+// turned away where site k was full.
+func evUnmet(t *testing.T, tb *charging.Table, res *backtest.Result, from int) [][]cvi.Unmet {
+	t.Helper()
+	g, fc := res.Grid, res.Forecasts
+	np := len(g.Products)
+	feats := make([][]float64, np)
+	for k, s := range tb.Sites {
+		feats[k] = []float64{s.Lat, s.Lon}
+	}
+	ell, sink := res.Model.Model.Diffusion.Lengthscale, res.Model.Model.Diffusion.Sink
+	tr, err := diffusion.NewTransition(feats, ell, sink, diffusion.GraphOptions{Metric: diffusion.GreatCircle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := make([]cvi.Obs, np)
+	dm, dv := make([]float64, np), make([]float64, np)
+	out := make([][]cvi.Unmet, g.Len()-from)
+	for b := from; b < g.Len(); b++ {
+		o := b - fc.From
+		for k := 0; k < np; k++ {
+			obs[k] = cvi.Obs{Y: g.Y[b][k], Supply: g.Supply[b][k], Censored: g.Censored[b][k]}
+			dm[k], dv[k] = fc.Mean[0][o][k], fc.Var[0][o][k]
+		}
+		out[b-from] = make([]cvi.Unmet, np)
+		if err := cvi.UnmetDemand(tr, obs, dm, dv, out[b-from]); err != nil {
+			t.Fatal(err)
+		}
+		for k, u := range out[b-from] {
+			if math.IsNaN(u.Mean) {
+				t.Fatalf("bin %d product %d: turned-away estimate is NaN (latent mean %v var %v)", b, k, dm[k], dv[k])
+			}
+		}
+	}
+	return out
+}
+
 // evLost is the drivers turned away that the filtered latent demand
 // implies (Σ E[max(f − u, 0)] over the full bins, cvi.UnmetDemand) per
 // site and whole evaluated day, against the simulation's count. Its 90%
@@ -362,45 +400,25 @@ func evTurnedAway(t *testing.T, tb *charging.Table, res *backtest.Result, from i
 	t.Helper()
 	g, fc := res.Grid, res.Forecasts
 	np := len(g.Products)
-	feats := make([][]float64, np)
-	for k, s := range tb.Sites {
-		feats[k] = []float64{s.Lat, s.Lon}
-	}
-	ell, sink := res.Model.Model.Diffusion.Lengthscale, res.Model.Model.Diffusion.Sink
-	tr, err := diffusion.NewTransition(feats, ell, sink, diffusion.GraphOptions{Metric: diffusion.GreatCircle})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ndays := (g.Len() - from) / 288
 	type acc struct{ mean, vr, sd, lost, plugIn, truth, truthLost float64 }
 	days := make([][]acc, ndays)
 	for d := range days {
 		days[d] = make([]acc, np)
 	}
-	obs := make([]cvi.Obs, np)
-	dm, dv := make([]float64, np), make([]float64, np)
-	un := make([]cvi.Unmet, np)
+	unmet := evUnmet(t, tb, res, from)
 	for b := from; b < from+ndays*288; b++ {
 		o := b - fc.From
-		for k := 0; k < np; k++ {
-			obs[k] = cvi.Obs{Y: g.Y[b][k], Supply: g.Supply[b][k], Censored: g.Censored[b][k]}
-			dm[k], dv[k] = fc.Mean[0][o][k], fc.Var[0][o][k]
-		}
-		if err := cvi.UnmetDemand(tr, obs, dm, dv, un); err != nil {
-			t.Fatal(err)
-		}
 		d := (b - from) / 288
 		for k := 0; k < np; k++ {
-			if math.IsNaN(un[k].Mean) {
-				t.Fatalf("bin %d product %d: turned-away estimate is NaN (latent mean %v var %v)", b, k, dm[k], dv[k])
-			}
+			u := unmet[b-from][k]
 			a := &days[d][k]
-			a.mean += un[k].Mean
-			a.vr += un[k].Var
-			a.sd += math.Sqrt(un[k].Var)
-			a.lost += un[k].Lost
-			if un[k].Mean > 0 || obs[k].Censored {
-				a.plugIn += math.Max(dm[k]-obs[k].Supply, 0)
+			a.mean += u.Mean
+			a.vr += u.Var
+			a.sd += math.Sqrt(u.Var)
+			a.lost += u.Lost
+			if u.Mean > 0 || g.Censored[b][k] {
+				a.plugIn += math.Max(fc.Mean[0][o][k]-g.Supply[b][k], 0)
 			}
 			c := tb.Cells[b][k]
 			a.truth += float64(c.TurnedAway)
