@@ -14,11 +14,15 @@
 // A Poller fetches every page of the endpoint on an interval (the OCPI
 // token in the `Authorization: Token …` header; pagination by the `Link:
 // <…>; rel="next"` header, checked against `X-Total-Count`), and hands
-// the statuses that changed since the last poll to a Publisher. Every
+// a Publisher each successful poll's Batch: the statuses that changed
+// since the last poll, the unchanged ones due for a refresh, and the
+// poll's time (the NATS publisher sends it last, as a poll marker:
+// DecodeMessage reads both kinds back). Every
 // failure (transport, timeout, HTTP status, malformed body, OCPI error,
 // a short pagination) is logged and counted by reason and the poller goes
 // on at the next interval; statuses already accepted are not lost: a
 // failed poll publishes nothing and the next one compares with what was
 // last published. SupplyFromStatus turns the published statuses
-// into a site's supply and censoring per bin.
+// into a site's supply and censoring per bin; package evsupply does it in
+// the daemon.
 package ocpi
