@@ -180,7 +180,7 @@ func invMillsFast(z float64) (lam, lamMinusZ float64) {
 // uncensored neighbour turned nobody away). Given f the (y*_i − u_i)⁺ are
 // independent, each ε_i truncated below at u_i − f_i − D_i(f) as for the
 // censored product's own estimate, with closed-form mean and variance
-// (excessMoments); the inflow's mean is Σ T_ik·mean and its variance
+// (turnedAwayMoments); the inflow's mean is Σ T_ik·mean and its variance
 // Σ T²_ik·variance. The expectation over q is taken with the likelihood's
 // quasi-Monte Carlo points (its Points rule, antithetic pairs) over the
 // product of the marginals N(mean[k], vars[k]): the published estimates
