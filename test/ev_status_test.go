@@ -214,6 +214,7 @@ func TestEVStatusEndToEnd(t *testing.T) {
 	r := startDaemon(t, cfg)
 	defer func() { r.stop() }()
 	pub := ocpi.NewNATSPublisher(r.nc, "dcgp", "ev")
+	pub.JS = r.js
 	pc := ocpi.DefaultConfig()
 	pc.URL, pc.Timeout = hs.URL+"/ocpi/2.2.1/locations", 5*time.Second
 	poller, err := ocpi.NewPoller(pc, pub, zerolog.Nop(), nil)
@@ -223,6 +224,20 @@ func TestEVStatusEndToEnd(t *testing.T) {
 	poller.SetClock(tl.clock)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	// Published where no stream stores them, the statuses fail the poll
+	// (reason publish) instead of being lost unnoticed.
+	stray := ocpi.NewNATSPublisher(r.nc, "nowhere", "ev")
+	stray.JS = r.js
+	strayPoller, err := ocpi.NewPoller(pc, stray, zerolog.Nop(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strayPoller.SetClock(tl.clock)
+	tl.set(evMinute(-1), "")
+	var pe *ocpi.PollError
+	if _, err := strayPoller.Poll(ctx); !errors.As(err, &pe) || pe.Reason != ocpi.ReasonPublish {
+		t.Fatalf("a poll published where no stream stores it: %v, want a failure for %s", err, ocpi.ReasonPublish)
+	}
 	out := collect(t, r.nc, "dcgp.latent.ev")
 	okPolls := 0
 	var got []wire.LatentMessage
@@ -230,7 +245,7 @@ func TestEVStatusEndToEnd(t *testing.T) {
 		if b == 2 {
 			r.stop()
 			r = startDaemon(t, cfg)
-			pub.Conn = r.nc
+			pub.Conn, pub.JS = r.nc, r.js
 			out = collect(t, r.nc, "dcgp.latent.ev")
 		}
 		for m := float64(5*b) + 0.5; m < float64(5*b+5); m++ {

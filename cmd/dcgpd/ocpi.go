@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dcgpd/dcgpd/config"
@@ -67,7 +68,12 @@ func runOCPI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer nc.Close()
 	reg := prometheus.NewRegistry()
 	defer serveMetrics(*metrics, reg, log)()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
 	pub := ocpi.NewNATSPublisher(nc, *prefix, *model)
+	pub.JS = js // every status waits for the stream's acknowledgement
 	p, err := ocpi.NewPoller(cfg, pub, log, ocpi.NewMetrics(reg))
 	if err != nil {
 		return err

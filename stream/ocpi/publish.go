@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // SchemaVersion is the status message's schema.
@@ -39,8 +40,14 @@ type MsgPublisher interface {
 // Nats-Msg-Id <model>/<site>/<evse>/<at, Unix ns>, so a JetStream stream
 // drops one published twice; a refreshed one adds /refresh/<poll, Unix
 // ns>, the marker is <model>/poll/<poll, Unix ns>.
+//
+// With JS set every message waits for a stream's acknowledgement, so a
+// status no stream stored fails the poll and is offered again at the
+// next one; with Conn alone (core NATS) a message nobody stores is lost
+// unnoticed.
 type NATSPublisher struct {
 	Conn    MsgPublisher
+	JS      jetstream.JetStream
 	Subject string
 	Model   string
 }
@@ -65,7 +72,12 @@ func (p *NATSPublisher) Publish(ctx context.Context, b Batch) error {
 		msg := nats.NewMsg(p.Subject)
 		msg.Data = data
 		msg.Header.Set(nats.MsgIdHdr, id)
-		if err := p.Conn.PublishMsg(msg); err != nil {
+		if p.JS != nil {
+			_, err = p.JS.PublishMsg(ctx, msg)
+		} else {
+			err = p.Conn.PublishMsg(msg)
+		}
+		if err != nil {
 			return fmt.Errorf("publishing the %s message of %s/%s on %s: %w", m.Kind, m.Site, m.EVSE, p.Subject, err)
 		}
 		return nil
