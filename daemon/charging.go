@@ -85,7 +85,10 @@ func (d *Daemon) startCharging(ctx context.Context, js jetstream.JetStream, sink
 	var out []jetstream.ConsumeContext
 	for i := range d.cfg.Charging {
 		cc := d.cfg.Charging[i]
-		r := d.runners[cc.Model]
+		r := d.Runner(cc.Model)
+		if r == nil {
+			return out, fmt.Errorf("charging %s: the model must run on this instance", cc.Model)
+		}
 		mc := r.Config()
 		ec := evsupplyConfig(&cc, &mc)
 		if err := ec.Validate(); err != nil {

@@ -75,6 +75,11 @@ func EmbeddedAuthOf(c *config.NATSConfig) (EmbeddedAuth, error) {
 	if err := config.CheckEmbeddedListen(c); err != nil {
 		return a, err
 	}
+	for i, u := range c.Users {
+		if u.NKey != "" && !nkeys.IsValidPublicUserKey(u.NKey) {
+			return a, fmt.Errorf("nats.users[%d].nkey: %q is not a public user nkey (its checksum fails; `nk -gen user -pubout`)", i, u.NKey)
+		}
+	}
 	if c.NKeyFile != "" {
 		pub, err := nkeyPublic(c.NKeyFile)
 		if err != nil {

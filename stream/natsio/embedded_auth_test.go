@@ -85,3 +85,39 @@ func TestEmbeddedAuthNKeyFile(t *testing.T) {
 		t.Errorf("bad nkey file: %v (must fail without showing the content)", err)
 	}
 }
+
+// TestEmbeddedAuthUserNKeyChecksum: a [[nats.users]] nkey of the right
+// form whose checksum fails (one character changed) is refused at start,
+// naming the key; the configuration only checks the form.
+func TestEmbeddedAuthUserNKeyChecksum(t *testing.T) {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := kp.PublicKey()
+	flip := byte('A')
+	if pub[10] == 'A' {
+		flip = 'B'
+	}
+	bad := pub[:10] + string(flip) + pub[11:]
+	for _, c := range []struct {
+		key, want string
+	}{
+		{pub, ""},
+		{bad, "nats.users[1].nkey: "},
+	} {
+		n := config.DefaultConfig().NATS
+		n.User, n.Password = "dcgpd", "secret"
+		n.Users = []config.NATSUser{
+			{Name: "feed", Role: config.RolePublisher, NKey: pub},
+			{Name: "dash", Role: config.RoleReader, NKey: c.key},
+		}
+		_, err := EmbeddedAuthOf(&n)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("a valid nkey: %v", err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+			t.Errorf("nkey %q: %v, want an error starting %q", c.key, err, c.want)
+		}
+	}
+}
