@@ -37,15 +37,17 @@ func yearResmooth() config.ResmoothConfig {
 	return rs
 }
 
-// yearCriteria are what TestLongCitiBikeYear asserts on every cluster.
+// yearCriteria are what TestLongCitiBikeYear asserts on a cluster.
 type yearCriteria struct {
-	// overall: the model's RMSE and CRPS over the ten months at most this
-	// multiple of the best baseline's, at every horizon.
-	overall float64
-	// monthsAtOrBelow of the ten months at or below the best baseline's
-	// RMSE and CRPS at every horizon, and never above monthMax times it.
-	monthsAtOrBelow int
-	monthMax        float64
+	// overallRMSE, overallCRPS: the model's RMSE and CRPS over the ten
+	// months at most this multiple of the best baseline's, at every
+	// horizon.
+	overallRMSE, overallCRPS float64
+	// monthsRMSE, monthsCRPS: of the ten months, at least this many at or
+	// below the best baseline's RMSE (CRPS) at every horizon; and never
+	// above monthMax times it.
+	monthsRMSE, monthsCRPS int
+	monthMax               float64
 	// covLo, covHi bound the 90% coverage in every month at every
 	// horizon.
 	covLo, covHi float64
@@ -55,26 +57,33 @@ type yearCriteria struct {
 }
 
 // yearMustShow is issue 29's must-show. The shipped model does not meet
-// it: on citibike-504 (the one cluster measured, see yearAsserted) its
-// CRPS at h = 24 over the ten months is 1.011 of the best baseline's,
-// it is at or below the best baseline's in only 4 to 8 of the months and
-// up to 8.4% above it (September, h = 24). TestLongCitiBikeYear logs each
-// shortfall.
-var yearMustShow = yearCriteria{overall: 1, monthsAtOrBelow: 9, monthMax: 1.03, covLo: 0.85, covHi: 0.95, nowcast: true}
+// all of it on citibike-504 (the one cluster measured, see
+// yearAsserted): its CRPS at h = 1 is at or below the best baseline's
+// (the historical mean) in 6 of the 10 months (up to 2.0% above, March),
+// at h = 24 in 8 (July and September, up to 0.2% above).
+// TestLongCitiBikeYear logs each shortfall.
+var yearMustShow = yearCriteria{overallRMSE: 1, overallCRPS: 1, monthsRMSE: 9, monthsCRPS: 9, monthMax: 1.03, covLo: 0.85, covHi: 0.95, nowcast: true}
 
-// yearAsserted is what TestLongCitiBikeYear asserts: what the shipped
-// model achieved on citibike-504 (docs/forecasting.md, "A year, month by
-// month"): over the ten months RMSE 0.962–0.989 and CRPS 0.946–1.011 of
-// the best baseline's, at or below it in at least 4 months at every
-// horizon and metric, at most 8.4% above it in any month, 90% coverage
-// 0.859–0.929 in every month, and a censored-cell nowcast (9.52) below
-// EM's (11.99) and PD's (10.42).
-var yearAsserted = yearCriteria{overall: 1.015, monthsAtOrBelow: 4, monthMax: 1.09, covLo: 0.85, covHi: 0.95, nowcast: true}
+// yearAsserted is what TestLongCitiBikeYear asserts per cluster: what the
+// shipped model (prior mean level "scale", re-learning on) achieved
+// (docs/forecasting.md, "A year, month by month"). On citibike-504: over
+// the ten months RMSE 0.907–0.971 and CRPS 0.891–0.988 of the best
+// baseline's; month by month at or below it in RMSE in 9 or 10 of the
+// months at every horizon, in CRPS in 6 (h = 1), 8 (h = 24) and 10 (h =
+// 3, 6, 12), at most 2.0% above it in any month; 90% coverage
+// 0.864–0.943 in every month; a censored-cell nowcast (9.84) below EM's
+// (11.99) and PD's (10.42). A cluster not listed (not measured) is held
+// to the must-show.
+var yearAsserted = map[string]yearCriteria{
+	"citibike-504": {overallRMSE: 0.975, overallCRPS: 0.99, monthsRMSE: 9, monthsCRPS: 6, monthMax: 1.025, covLo: 0.86, covHi: 0.945, nowcast: true},
+}
 
 // yearRun are the clusters TestLongCitiBikeYear runs: citibike-504 alone
-// (one cluster takes 22 minutes of CPU, 1,341 s measured, most of it the
-// 312 re-smooths with re-learning; the three take about 67, over CI's
-// budget); DCGPD_CITIBIKE_YEAR_ALL=1 runs the three of yearClusters.
+// (one cluster takes about 16 minutes of CPU, 955 s in a CPU profile,
+// most of it the Kalman smoothing of the 312 re-smooths with re-learning
+// and re-estimation; the three take about 48, over CI's budget beside the
+// other long tests); DCGPD_CITIBIKE_YEAR_ALL=1 runs the three of
+// yearClusters.
 func yearRun(t *testing.T) []synth.BikeCluster {
 	all := yearClusters(t)
 	if os.Getenv("DCGPD_CITIBIKE_YEAR_ALL") == "1" {
@@ -140,9 +149,9 @@ func nearestStations(t *testing.T, st []synth.BikeStation, id, k int) synth.Bike
 // logs where the must-show (yearMustShow) falls short, asserts what the
 // shipped model achieved (yearAsserted) and logs the whole table with the
 // months. It runs yearRun's clusters in parallel (two at a time on 2
-// cores); about 22 minutes for one on an idle 2-core machine (1,341 s of
-// CPU measured, the runner's re-smooths are serial). Where the data are
-// present:
+// cores); about 16 minutes of CPU for one (955 s in a CPU profile; the
+// runner's re-smooths are serial, each one's smoothing uses both cores).
+// Where the data are present:
 //
 //	go test -c -o /tmp/bt.test ./test/ && cd test && DCGPD_LONG=1 /tmp/bt.test -test.run TestLongCitiBikeYear -test.v -test.timeout 60m
 //
@@ -176,7 +185,11 @@ func TestLongCitiBikeYear(t *testing.T) {
 			t.Logf("%s %v (learn %.0fs, stream %.0fs; re-smooths %v, %.0fs):\n%s", cl.Name, cl.Stations, res.Learn.Seconds(), res.Stream.Seconds(),
 				res.Forecasts.Resmooths, res.Forecasts.ResmoothTime.Seconds(), tbl.String())
 			checkYear(t, res.Report, yearMustShow, months, func(f string, a ...any) { t.Logf("must-show not met: "+f, a...) })
-			checkYear(t, res.Report, yearAsserted, months, t.Errorf)
+			asserted, ok := yearAsserted[cl.Name]
+			if !ok {
+				asserted = yearMustShow
+			}
+			checkYear(t, res.Report, asserted, months, t.Errorf)
 		})
 	}
 }
@@ -193,9 +206,11 @@ func checkYear(t *testing.T, r *backtest.Report, c yearCriteria, months int, err
 	}
 	baselines := r.Methods[1:]
 	metrics := []struct {
-		name string
-		get  func(*backtest.Score) float64
-	}{{"RMSE", (*backtest.Score).RMSE}, {"CRPS", (*backtest.Score).CRPS}}
+		name    string
+		get     func(*backtest.Score) float64
+		overall float64
+		months  int
+	}{{"RMSE", (*backtest.Score).RMSE, c.overallRMSE, c.monthsRMSE}, {"CRPS", (*backtest.Score).CRPS, c.overallCRPS, c.monthsCRPS}}
 	ratio := func(find func(string, string, int) *backtest.Row, h int, get func(*backtest.Score) float64) (float64, string) {
 		m := find(backtest.ModelName, backtest.All, h)
 		best, bv := "", math.Inf(1)
@@ -227,12 +242,12 @@ func checkYear(t *testing.T, r *backtest.Report, c yearCriteria, months int, err
 			}
 			t.Logf("h=%2d %s: %.3f of the best baseline's (%s) over the months; at or below it in %d of %d months; worst %.3f (%s)",
 				h, mt.name, all, best, below, len(r.Periods), worst, worstMonth)
-			if all > c.overall {
-				errorf("h=%d: %s %.3f of the best baseline's (%s) over the ten months, want at most %.3f", h, mt.name, all, best, c.overall)
+			if all > mt.overall {
+				errorf("h=%d: %s %.3f of the best baseline's (%s) over the ten months, want at most %.3f", h, mt.name, all, best, mt.overall)
 			}
-			if below < c.monthsAtOrBelow || worst > c.monthMax {
+			if below < mt.months || worst > c.monthMax {
 				errorf("h=%d: %s at or below the best baseline's in %d months (want %d), worst %.3f in %s (want at most %.3f)",
-					h, mt.name, below, c.monthsAtOrBelow, worst, worstMonth, c.monthMax)
+					h, mt.name, below, mt.months, worst, worstMonth, c.monthMax)
 			}
 		}
 		for i := range r.Periods {
