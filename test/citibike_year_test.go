@@ -57,25 +57,29 @@ type yearCriteria struct {
 }
 
 // yearMustShow is issue 29's must-show. The shipped model does not meet
-// all of it on citibike-504 (the one cluster measured, see
-// yearAsserted): its CRPS at h = 1 is at or below the best baseline's
-// (the historical mean) in 6 of the 10 months (up to 2.0% above, March),
-// at h = 24 in 8 (July and September, up to 0.2% above).
-// TestLongCitiBikeYear logs each shortfall.
+// all of it on the two clusters measured (see yearAsserted): its CRPS
+// at h = 1 and 24 is above the best baseline's (the historical mean) in
+// 2 to 4 of the 10 months, up to 2.0% above on citibike-504 and 3.7% on
+// citibike-405 (March, h = 1), whose December coverage (0.957–0.962) is
+// also above 0.95. TestLongCitiBikeYear logs each shortfall.
 var yearMustShow = yearCriteria{overallRMSE: 1, overallCRPS: 1, monthsRMSE: 9, monthsCRPS: 9, monthMax: 1.03, covLo: 0.85, covHi: 0.95, nowcast: true}
 
 // yearAsserted is what TestLongCitiBikeYear asserts per cluster: what the
 // shipped model (prior mean level "scale", re-learning on) achieved
-// (docs/forecasting.md, "A year, month by month"). On citibike-504: over
-// the ten months RMSE 0.907–0.971 and CRPS 0.891–0.988 of the best
-// baseline's; month by month at or below it in RMSE in 9 or 10 of the
-// months at every horizon, in CRPS in 6 (h = 1), 8 (h = 24) and 10 (h =
-// 3, 6, 12), at most 2.0% above it in any month; 90% coverage
-// 0.864–0.943 in every month; a censored-cell nowcast (9.84) below EM's
-// (11.99) and PD's (10.42). A cluster not listed (not measured) is held
-// to the must-show.
+// (docs/forecasting.md, "A year, month by month"), each bound near the
+// measured value. On citibike-504: over the ten months RMSE 0.907–0.971
+// and CRPS 0.891–0.988 of the best baseline's; month by month at or
+// below it in RMSE in 9 or 10 of the months at every horizon, in CRPS in
+// 6 (h = 1), 8 (h = 24) and 10 (h = 3, 6, 12), at most 2.0% above it in
+// any month; 90% coverage 0.864–0.943 in every month; a censored-cell
+// nowcast (9.84) below EM's (11.99) and PD's (10.42). On citibike-405:
+// RMSE 0.856–0.920 and CRPS 0.835–0.959; in RMSE 9 or 10 months, in
+// CRPS 8 (h = 1, 24) or 10; at most 3.7% above; coverage 0.893–0.962;
+// nowcast 6.09 against EM's 8.36 and PD's 7.14. A cluster not listed
+// (not measured) is held to the must-show.
 var yearAsserted = map[string]yearCriteria{
 	"citibike-504": {overallRMSE: 0.975, overallCRPS: 0.99, monthsRMSE: 9, monthsCRPS: 6, monthMax: 1.025, covLo: 0.86, covHi: 0.945, nowcast: true},
+	"citibike-405": {overallRMSE: 0.925, overallCRPS: 0.965, monthsRMSE: 9, monthsCRPS: 8, monthMax: 1.04, covLo: 0.89, covHi: 0.965, nowcast: true},
 }
 
 // yearRun are the clusters TestLongCitiBikeYear runs: citibike-504 alone
@@ -83,7 +87,8 @@ var yearAsserted = map[string]yearCriteria{
 // most of it the Kalman smoothing of the 312 re-smooths with re-learning
 // and re-estimation; the three take about 48, over CI's budget beside the
 // other long tests); DCGPD_CITIBIKE_YEAR_ALL=1 runs the three of
-// yearClusters.
+// yearClusters (citibike-405 measured in 1,504 s of wall time at a load
+// of 3 to 6, nice'd).
 func yearRun(t *testing.T) []synth.BikeCluster {
 	all := yearClusters(t)
 	if os.Getenv("DCGPD_CITIBIKE_YEAR_ALL") == "1" {
