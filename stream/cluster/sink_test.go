@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
@@ -26,16 +25,7 @@ import (
 // outputs are re-sends of ids its successor has already stored, so the
 // stream's de-duplication would drop them even without the fence).
 func TestFencedSinkRefusedAfterSuccessorFence(t *testing.T) {
-	emb, err := natsio.StartEmbedded("127.0.0.1:-1", t.TempDir(), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Shutdown()
-	nc, err := nats.Connect(emb.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	emb, nc := natstest.Embedded(t)
 	js := natstest.JetStream(t, emb.ClientURL())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
