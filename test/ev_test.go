@@ -37,7 +37,10 @@ var evProtocol = charging.Protocol{Divert: 0.6, Lengthscale: 400, Seed: 1}
 
 // ev5minExample builds examples/ev-5min: two weeks of simulated sessions
 // on 42 chargers (charging.DefaultSynthConfig, 14 days from Monday
-// 2024-05-06, 30 weekday arrivals a day) grouped into evSites under evProtocol, in 5-minute bins.
+// 2024-05-06, 30 weekday arrivals a day) grouped into evSites under
+// evProtocol, in 5-minute bins, a site-bin censored where the site was
+// full for more than half of it (evCensorFraction, the daemon's default
+// censor_fraction).
 func ev5minExample() (*charging.Table, error) {
 	cfg := charging.DefaultSynthConfig()
 	cfg.Days, cfg.PerDay = 14, 30
@@ -50,7 +53,12 @@ func ev5minExample() (*charging.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return o.Bins(cfg.Start, 5*time.Minute, cfg.Days*288)
+	tb, err := o.Bins(cfg.Start, 5*time.Minute, cfg.Days*288)
+	if err != nil {
+		return nil, err
+	}
+	tb.CensorAbove(evCensorFraction)
+	return tb, nil
 }
 
 // TestEV5minExample checks that examples/ev-5min's data are what
