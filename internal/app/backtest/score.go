@@ -37,10 +37,11 @@ func (s *Score) Coverage() float64 {
 	return s.covered / float64(s.withSpread)
 }
 
-// add scores a Gaussian forecast N(mean, sd²) of a demand against y. The
-// point forecast is max(mean, 0) (demand is not negative); the interval is
-// the 90% one of max(f, 0), i.e. the Gaussian's clamped at 0; the CRPS is
-// the Gaussian's closed form (an upper bound of the clamped variable's).
+// add scores a Gaussian forecast N(mean, sd²) of a demand against y as the
+// forecast of max(f, 0), f ~ N(mean, sd²) (demand is not negative): the
+// point forecast is max(mean, 0), the interval the 90% one of max(f, 0)
+// (the Gaussian's clamped at 0) and the CRPS that of max(f, 0), whose
+// distribution puts the Gaussian's mass below 0 at 0.
 func (s *Score) add(mean, sd, y float64) {
 	p := math.Max(mean, 0)
 	e := p - y
@@ -48,7 +49,7 @@ func (s *Score) add(mean, sd, y float64) {
 	s.se += e * e
 	s.ae += math.Abs(e)
 	s.bias += e
-	s.crps += crpsGaussian(mean, sd, y)
+	s.crps += crpsClampedGaussian(mean, sd, y)
 	if sd > 0 {
 		s.withSpread++
 		lo, hi := math.Max(mean-z95*sd, 0), math.Max(mean+z95*sd, 0)
@@ -68,6 +69,35 @@ func crpsGaussian(m, s, y float64) float64 {
 	pdf := math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
 	cdf := 0.5 * math.Erfc(-z/math.Sqrt2)
 	return s * (z*(2*cdf-1) + 2*pdf - 1/math.Sqrt(math.Pi))
+}
+
+// crpsClampedGaussian is the CRPS at y of max(f, 0), f ~ N(m, s²): the
+// Gaussian's CRPS less the part of it below 0, where the clamped
+// variable's distribution function is 0 instead of Φ. With l = −m/s and
+// G(a) = ∫_{−∞}^a Φ(u)² du = aΦ(a)² + 2Φ(a)φ(a) − Φ(a√2)/√π, it is
+// crpsGaussian(m, s, y) − s·G(l) for y ≥ 0 and −y + s·G(−l) for y < 0;
+// |y − max(m, 0)| when s = 0.
+func crpsClampedGaussian(m, s, y float64) float64 {
+	if !(s > 0) {
+		return math.Abs(y - math.Max(m, 0))
+	}
+	l := -m / s
+	if y < 0 {
+		return -y + s*squaredPhiIntegral(-l)
+	}
+	return math.Max(crpsGaussian(m, s, y)-s*squaredPhiIntegral(l), 0)
+}
+
+// squaredPhiIntegral is ∫_{−∞}^a Φ(u)² du = aΦ(a)² + 2Φ(a)φ(a) −
+// Φ(a√2)/√π (its derivative is Φ(a)², and it vanishes at −∞); 0 below
+// a = −38, where every term underflows.
+func squaredPhiIntegral(a float64) float64 {
+	if a < -38 {
+		return 0
+	}
+	cdf := 0.5 * math.Erfc(-a/math.Sqrt2)
+	pdf := math.Exp(-a*a/2) / math.Sqrt(2*math.Pi)
+	return a*cdf*cdf + 2*cdf*pdf - 0.5*math.Erfc(-a)/math.Sqrt(math.Pi)
 }
 
 // Subsets of scored cells: every cell, and the cells whose observation
