@@ -18,6 +18,7 @@ import (
 	"github.com/dcgpd/dcgpd/internal/app/backtest"
 	"github.com/dcgpd/dcgpd/internal/app/charging"
 	"github.com/dcgpd/dcgpd/stream/csvio"
+	"github.com/dcgpd/dcgpd/stream/evsupply"
 )
 
 // evSites are the three sites the EV examples and the ACN-derived run
@@ -119,9 +120,10 @@ func acnSessions() string {
 	return "../../shared/data-raw/acn_caltech_ev_2021/sessions.csv"
 }
 
-// evCensorFraction: the ACN-derived run censors a site-bin where the site
-// was full for more than half of it (charging.Table.CensorAbove).
-const evCensorFraction = 0.5
+// evCensorFraction: examples/ev-5min and the ACN-derived run censor a
+// site-bin where the site was full for more than half of it
+// (charging.Table.CensorAbove): the daemon's default censor_fraction.
+var evCensorFraction = evsupply.DefaultConfig().CensorFraction
 
 // evHorizons are the horizons the EV backtest scores: 5, 15, 30 and 60
 // minutes and one day of 5-minute bins.
