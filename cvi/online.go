@@ -359,20 +359,27 @@ func (o *Online) grow(dst *BinResult) {
 	dst.Nat1, dst.Nat2 = linalg.Resize(dst.Nat1, np), linalg.Resize(dst.Nat2, w)
 }
 
-// step refines the site of the bin the filter was just advanced to and
-// updates the filter with it.
-// It is one loop of the batch engine's step rules (evaluate, judge,
-// undo or damp, move) on one bin; its branches share the loop's state,
-// so it is kept whole to be read against Engine.Converge.
+// step refines the site of the bin the filter was just advanced to
+// (refine) and updates the filter with it (commit).
 func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 	o.predicted(dst)
 	o.initialSite(obs)
-	// The same rules as Engine.Converge, on this bin's local ELBO
-	// E_q[log p(y|f)] − KL(q‖prediction).
+	steps, converged, err := o.refine(t, obs)
+	if err != nil {
+		return err
+	}
+	return o.commit(t, obs, steps, converged, dst)
+}
+
+// refine runs the batch engine's step rules (evaluate, judge, undo or
+// damp, move) on this bin's local ELBO E_q[log p(y|f)] − KL(q‖prediction)
+// until they converge or o.opts.Steps run out, leaving the refined site
+// in o.l1, o.l2. Its branches share the loop's state, so the loop is kept
+// whole to be read against Engine.Converge.
+func (o *Online) refine(t float64, obs []Obs) (steps int, converged bool, err error) {
 	beta, tol := o.opts.Damping, o.opts.Tol
 	prevELBO := math.Inf(-1)
-	converged, reeval := false, false
-	steps := 0
+	reeval := false
 	fresh := false // q is already refined for the current site
 	o.localSteps = 0
 	local := false // the next expectations are localised to o.active
@@ -380,7 +387,7 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 		steps++
 		if !fresh {
 			if err := o.refined(); err != nil {
-				return err
+				return steps, converged, err
 			}
 		}
 		fresh = false
@@ -394,7 +401,7 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 			o.localSteps++
 		}
 		if math.IsNaN(e) || math.IsInf(e, 0) || !finite(o.g) || !finite(o.h) || (o.haveHF && !o.curvFinite()) {
-			return fmt.Errorf("%w: expected log-likelihood %v at t=%v", ErrOnlineNumerics, e, t)
+			return steps, converged, fmt.Errorf("%w: expected log-likelihood %v at t=%v", ErrOnlineNumerics, e, t)
 		}
 		elbo := e - o.kl
 		v := stepKeep
@@ -428,14 +435,14 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 		copy(o.p1, o.l1)
 		copy(o.p2, o.l2)
 		if _, err := o.moveSite(obs, beta, local); err != nil {
-			return err
+			return steps, converged, err
 		}
 		if o.opts.MeanTol > 0 {
 			// Refine for the new site now: if it barely moved q, stop here.
 			copy(o.mq, o.qm)
 			copy(o.vq, o.qv)
 			if err := o.refined(); err != nil {
-				return err
+				return steps, converged, err
 			}
 			fresh = true
 			n := o.unsettled(o.opts.MeanTol * beta)
@@ -450,6 +457,12 @@ func (o *Online) step(t float64, obs []Obs, dst *BinResult) error {
 			}
 		}
 	}
+	return steps, converged, nil
+}
+
+// commit updates the filter with the refined site o.l1, o.l2 and writes
+// the bin's result into dst.
+func (o *Online) commit(t float64, obs []Obs, steps int, converged bool, dst *BinResult) error {
 	ll, err := o.filt.Update(o.l1, o.l2)
 	if err != nil {
 		return fmt.Errorf("cvi: online update: %w", err)

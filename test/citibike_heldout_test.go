@@ -2,9 +2,11 @@ package test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,9 +35,10 @@ var heldOutModels = []string{"NCGP", "CGP", "DCGP-diag"}
 // and July 2018, supply simulated with a daily restock, unmet pickups
 // moved by a 300 m kernel with sink 0.2, 30% of the hours held out. It
 // asserts what the README claims: every fit converges, with finite RMSE
-// and NLPD in-sample and held out, and DCGP beats CGP held out (RMSE by
-// 4.5–9.5%, the README's "5–9%", and NLPD) and in-sample (RMSE). Long
-// mode, where the data are present:
+// and NLPD in-sample and held out, and DCGP beats CGP held out (RMSE and
+// NLPD) and in-sample (RMSE). The figures are recorded in
+// testdata/golden/TestLongCitiBikeHeldOut.golden, which the README links.
+// Long mode, where the data are present:
 //
 //	DCGPD_LONG=1 go test -run TestLongCitiBikeHeldOut -v -timeout 30m ./test/
 func TestLongCitiBikeHeldOut(t *testing.T) {
@@ -45,6 +48,9 @@ func TestLongCitiBikeHeldOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var record strings.Builder
+	record.WriteString("# held-out Citi Bike benchmark, June-July 2018, 30% of the hours held out (go test ./test/ -run TestLongCitiBikeHeldOut in long mode)\n")
+	record.WriteString("# cluster       model     split   RMSE    NLPD  iterations status   (DCGP's held-out RMSE below CGP's)\n")
 	for _, ds := range sets {
 		if np := len(ds.Products); np < 10 {
 			t.Fatalf("%s has %d stations, want >= 10", ds.Name, np)
@@ -69,7 +75,16 @@ func TestLongCitiBikeHeldOut(t *testing.T) {
 			}
 		}
 		checkCitiBikeClaims(t, ds.Name, got)
+		for _, m := range heldOutModels {
+			for _, r := range got[m] {
+				fmt.Fprintf(&record, "%-13s %-9s %-5s %7.3f %7.3f %3d %s\n", r.Dataset, r.Model, r.Split, r.RMSE, r.NLPD, r.Iterations, r.Status)
+			}
+		}
+		if d, c := got["DCGP-diag"], got["CGP"]; len(d) == 2 && len(c) == 2 {
+			fmt.Fprintf(&record, "%s: DCGP's held-out RMSE %.1f%% below CGP's\n", ds.Name, 100*(1-d[1].RMSE/c[1].RMSE))
+		}
 	}
+	recordFigures(t, record.String())
 }
 
 // checkCitiBikeClaims asserts what the README claims of the held-out
@@ -90,9 +105,6 @@ func checkCitiBikeClaims(t *testing.T, name string, rows map[string][]experiment
 	if !(d[1].RMSE < c[1].RMSE && d[1].NLPD < c[1].NLPD && d[0].RMSE < c[0].RMSE) {
 		t.Errorf("%s: DCGP (RMSE in %.3f, out %.3f, NLPD out %.3f) does not beat CGP (%.3f, %.3f, %.3f)",
 			name, d[0].RMSE, d[1].RMSE, d[1].NLPD, c[0].RMSE, c[1].RMSE, c[1].NLPD)
-	}
-	if gain := 1 - d[1].RMSE/c[1].RMSE; gain < 0.045 || gain > 0.095 {
-		t.Errorf("%s: DCGP's held-out RMSE %.3f is %.1f%% below CGP's %.3f; the README says 5–9%%", name, d[1].RMSE, 100*gain, c[1].RMSE)
 	}
 }
 

@@ -145,9 +145,10 @@ var evHorizons = []int{1, 3, 6, 12, 288}
 // RMSE on all cells at or below the best baseline's at every horizon;
 // the published realised demand's RMSE below the observed value's on the
 // censored cells and on all full site-bins; and the turned-away estimate
-// per site-day at RMSE at most 1.9 (measured 1.791; the data's implicit
-// 0: 3.356), its intervals covering at least 0.95 (measured 1.000), its
-// total within [1, 1.35] times the truth (measured 1.28). It logs what is
+// per site-day as issue 28 asked (evLostMustShow): nearer the truth than
+// the data's implicit 0, intervals that cover, a total within 35% of the
+// truth either way. Its figures are recorded in
+// testdata/golden/TestLongEVCharging.golden. It logs what is
 // not met (the latent mean on full bins; censored-cell forecasts), each
 // beside an in-sample rate by 5-minute slot (evSlotRate) that shows why.
 // About 75 s of CPU (75–175 s wall on the shared machine, nice'd).
@@ -216,7 +217,8 @@ func TestLongEVCharging(t *testing.T) {
 	evCensoring(t, tb, trainDays*288)
 	evForecastMustShow(t, res.Report)
 	evFullNowcast(t, tb, res, trainDays*288)
-	evLostMustShow(t, tb, res, trainDays*288)
+	r := evLostMustShow(t, tb, res, trainDays*288)
+	recordFigures(t, fmt.Sprintf("# ACN-derived sites, 5-minute bins, %d days learned, %d scored (go test ./test/ -run TestLongEVCharging in long mode)\n%s\n# turned away per site-day\n%s\n", trainDays, days-trainDays, table.String(), r))
 }
 
 // evCensoring logs how censored the evaluated span is.
@@ -471,22 +473,30 @@ func (r evLost) String() string {
 }
 
 // evLostMustShow checks the turned-away estimate per site-day (evLost)
-// against the simulation: nearer the truth than the data's implicit 0,
-// intervals that cover, a total near the truth.
-func evLostMustShow(t *testing.T, tb *charging.Table, res *backtest.Result, from int) {
+// against the simulation, as issue 28 asked: nearer the truth than the
+// data's implicit 0 (RMSE), 90% intervals that cover (at least 0.9 less
+// two binomial standard errors of the site-days' count, so a calibrated
+// interval passes), and a total within a factor 1.35 of the truth either
+// way (an unbiased estimate passes). It returns what it checked.
+func evLostMustShow(t *testing.T, tb *charging.Table, res *backtest.Result, from int) evLost {
 	r := evTurnedAway(t, tb, res, from)
 	t.Logf("turned away per site-day:\n%s", strings.Join(r.lines, "\n"))
 	t.Logf("turned away per site-day over %s", r)
-	// Measured (docs/ev-charging.md): 129.7 against 101 (1.28 times), RMSE
-	// 1.791 against 3.356, intervals covering 42 of 42 (40 with the bins
-	// taken as independent).
-	if r.rmse > 1.9 || r.rmse >= r.rmseZero {
-		t.Errorf("turned-away RMSE per site-day %.3f, want at most 1.9 and below the observed data's (0 turned away) %.3f", r.rmse, r.rmseZero)
+	if r.rmse >= r.rmseZero {
+		t.Errorf("turned-away RMSE per site-day %.3f, not below the observed data's (0 turned away) %.3f", r.rmse, r.rmseZero)
 	}
-	if cov := r.coverage(); cov < 0.95 {
-		t.Errorf("turned away per site-day: 90%% intervals cover %.3f, below 0.95", cov)
+	if cov, lo := r.coverage(), nominalCoverageFloor(0.9, r.n); cov < lo {
+		t.Errorf("turned away per site-day: 90%% intervals cover %.3f of %d, below %.3f (0.9 less two standard errors)", cov, r.n, lo)
 	}
-	if ratio := r.est / r.truth; ratio > 1.35 || ratio < 1 {
-		t.Errorf("turned away in all: estimated %.1f, %.2f times the simulated %.0f, want within [1, 1.35] (measured 1.28)", r.est, ratio, r.truth)
+	if ratio := r.est / r.truth; !(ratio >= 1/1.35 && ratio <= 1.35) {
+		t.Errorf("turned away in all: estimated %.1f, %.2f times the simulated %.0f, want within [1/1.35, 1.35]", r.est, ratio, r.truth)
 	}
+	return r
+}
+
+// nominalCoverageFloor is the least coverage of n intervals at nominal
+// level p that a calibrated interval reaches but in about 2.5% of
+// samples: p less two binomial standard errors.
+func nominalCoverageFloor(p float64, n int) float64 {
+	return p - 2*math.Sqrt(p*(1-p)/float64(n))
 }

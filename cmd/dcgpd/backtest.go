@@ -25,122 +25,174 @@ import (
 )
 
 // runBacktest is `dcgpd backtest`: rolling-origin evaluation of the
-// daemon's forecasts against the baselines (internal/app/backtest). It is
-// long only in flag declarations and their checks.
+// daemon's forecasts against the baselines (internal/app/backtest), or
+// with --decision the stocking backtest (runDecisionBacktest).
 func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if rest, ok := decisionMode(args); ok {
 		return runDecisionBacktest(ctx, rest, stdout, stderr)
 	}
 	fs := flag.NewFlagSet("dcgpd backtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	obsPath := fs.String("obs", "", "observations CSV: time,product,demand,supply[,censored] (required)")
-	prodPath := fs.String("products", "", "products CSV: product,<features> (lat,lon = geographic); optional for independent models")
-	cfgPath := fs.String("config", "", "model TOML ([model], [fit]; see config.toml): learned on the training span unless it sets [fit] learn = false (a fitted model file)")
-	truthPath := fs.String("truth", "", "truth CSV: time,product,true_demand (default: score against the observed demand of uncensored cells)")
-	evalText := fs.String("eval-from", "", "first origin scored, RFC 3339 (default: --train-days after the first bin)")
-	trainDays := fs.Float64("train-days", 28, "training span in days when --eval-from is not given")
-	horizon := fs.Int("horizon", 24, "forecast horizon H in bins")
-	horizonsText := fs.String("horizons", "1,3,6,12,24", "horizons scored (each 1..H)")
-	weeks := fs.Int("weeks", 4, "K of the bin-of-week mean baseline")
-	bin := fs.Duration("bin", time.Hour, "bin width")
-	originText := fs.String("origin", "1970-01-01T00:00:00Z", "bin origin, RFC 3339")
-	resmooth := fs.Int("resmooth-every", 24, "re-smooth every this many bins as the daemon would (0: off)")
-	window := fs.Int("resmooth-window", config.DefaultModelConfig().Resmooth.Window, "bins each re-smooth (and re-learn) works on, as [models.resmooth] window")
-	relearn := fs.Bool("relearn", false, "re-learn the hyperparameters at each re-smooth, as [models.resmooth] relearn = true")
-	daemonPath := fs.String("daemon-config", "", "a daemon configuration (dcgpd.toml): run its model's [models.resmooth] and [models.online] "+
-		"(and, without --config, its [models.model]/[models.fit] or model_file) instead of the --resmooth-* and --relearn flags")
-	daemonModel := fs.String("daemon-model", "", "the [[models]] entry of --daemon-config to run (default: its only one)")
-	warmup := fs.Int("warmup-bins", -1, "bins before the evaluation start streamed first (the daemon starts there from its prior, as one started then); -1: every bin from the first")
-	by := fs.String("by", "", `"month": the scores per calendar month too (a table, or a leading month column in CSV)`)
-	unconstrainWeeks := fs.Int("unconstrain-weeks", 8, "weeks of a product's sales the EM and PD nowcast baselines fit")
-	format := fs.String("format", "table", "table | csv")
-	plotPath := fs.String("plot", "", "PNG of the forecast fan against the truth for the most censored products")
-	quiet := fs.Bool("quiet", false, "no progress on standard error")
+	f := newBacktestFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *obsPath == "" {
-		fmt.Fprintln(stderr, "dcgpd backtest: --obs is required")
-		fs.Usage()
-		return errUsage
-	}
-	if *format != "table" && *format != "csv" {
-		fmt.Fprintf(stderr, "dcgpd backtest: --format %q is not table or csv\n", *format)
-		return errUsage
-	}
-	if *by != "" && *by != "month" {
-		fmt.Fprintf(stderr, "dcgpd backtest: --by %q is not month\n", *by)
-		return errUsage
-	}
-	if *bin <= 0 || *horizon < 1 || *weeks < 1 || *unconstrainWeeks < 1 || *resmooth < 0 || *window < 2 || !(*trainDays > 0) {
-		fmt.Fprintln(stderr, "dcgpd backtest: --bin, --horizon, --weeks, --unconstrain-weeks and --train-days must be positive, --resmooth-every >= 0, --resmooth-window >= 2")
-		return errUsage
-	}
-	if *daemonPath != "" && (setFlag(fs, "resmooth-every") || setFlag(fs, "resmooth-window") || setFlag(fs, "relearn")) {
-		fmt.Fprintln(stderr, "dcgpd backtest: --daemon-config sets the re-smoothing; give it or --resmooth-every, --resmooth-window and --relearn")
-		return errUsage
-	}
-	horizons, err := parseHorizons(*horizonsText, *horizon)
-	if err != nil {
+	if err := f.check(fs, stderr); err != nil {
 		return err
 	}
-	origin, err := time.Parse(time.RFC3339, *originText)
-	if err != nil {
-		return fmt.Errorf("--origin: %w", err)
-	}
-	sp, obs, prods, err := readInputs(*cfgPath, *obsPath, *prodPath)
+	o, err := f.options(stderr)
 	if err != nil {
 		return err
-	}
-	o := backtest.Options{Spec: sp, Obs: obs, Products: prods, Bin: *bin, Origin: origin, Horizon: *horizon,
-		Horizons: horizons, Weeks: *weeks, UnconstrainWeeks: *unconstrainWeeks, ByMonth: *by == "month", Warmup: *warmup}
-	if *daemonPath != "" {
-		dm, err := daemonModelConfig(*daemonPath, *daemonModel)
-		if err != nil {
-			return err
-		}
-		o.Resmooth, o.Online = &dm.Resmooth, &dm.Online
-		if *cfgPath == "" {
-			o.Spec = spec.Spec{Model: dm.Model, Fit: dm.Fit}
-		}
-	} else {
-		rs := config.DefaultModelConfig().Resmooth
-		rs.EveryBins, rs.Window, rs.Relearn = *resmooth, *window, *relearn
-		o.Resmooth = &rs
-	}
-	if !*quiet {
-		o.Progress = func(s string) { fmt.Fprintln(stderr, s) }
-	}
-	if *truthPath != "" {
-		o.Truth = func(g *backtest.Grid) error {
-			f, err := os.Open(*truthPath)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			return backtest.ReadTruth(f, *truthPath, g)
-		}
-	}
-	if *evalText != "" {
-		if o.EvalFrom, err = time.Parse(time.RFC3339, *evalText); err != nil {
-			return fmt.Errorf("--eval-from: %w", err)
-		}
-	} else {
-		o.Train = time.Duration(*trainDays * float64(24*time.Hour))
 	}
 	res, err := o.Run(ctx)
 	if err != nil {
 		return err
 	}
-	if *plotPath != "" {
-		if err := backtestPlot(*plotPath, res, 3); err != nil {
+	if *f.plotPath != "" {
+		if err := backtestPlot(*f.plotPath, res, 3); err != nil {
 			return fmt.Errorf("plot: %w", err)
 		}
 	}
-	if *format == "csv" {
+	if *f.format == "csv" {
 		return res.Report.WriteCSV(stdout)
 	}
 	return res.Report.WriteTable(stdout)
+}
+
+// backtestFlags are `dcgpd backtest`'s flags.
+type backtestFlags struct {
+	obsPath          *string
+	prodPath         *string
+	cfgPath          *string
+	truthPath        *string
+	evalText         *string
+	trainDays        *float64
+	horizon          *int
+	horizonsText     *string
+	weeks            *int
+	bin              *time.Duration
+	originText       *string
+	resmooth         *int
+	window           *int
+	relearn          *bool
+	daemonPath       *string
+	daemonModel      *string
+	warmup           *int
+	by               *string
+	unconstrainWeeks *int
+	format           *string
+	plotPath         *string
+	quiet            *bool
+}
+
+// newBacktestFlags declares `dcgpd backtest`'s flags on fs.
+func newBacktestFlags(fs *flag.FlagSet) *backtestFlags {
+	return &backtestFlags{
+		obsPath:      fs.String("obs", "", "observations CSV: time,product,demand,supply[,censored] (required)"),
+		prodPath:     fs.String("products", "", "products CSV: product,<features> (lat,lon = geographic); optional for independent models"),
+		cfgPath:      fs.String("config", "", "model TOML ([model], [fit]; see config.toml): learned on the training span unless it sets [fit] learn = false (a fitted model file)"),
+		truthPath:    fs.String("truth", "", "truth CSV: time,product,true_demand (default: score against the observed demand of uncensored cells)"),
+		evalText:     fs.String("eval-from", "", "first origin scored, RFC 3339 (default: --train-days after the first bin)"),
+		trainDays:    fs.Float64("train-days", 28, "training span in days when --eval-from is not given"),
+		horizon:      fs.Int("horizon", 24, "forecast horizon H in bins"),
+		horizonsText: fs.String("horizons", "1,3,6,12,24", "horizons scored (each 1..H)"),
+		weeks:        fs.Int("weeks", 4, "K of the bin-of-week mean baseline"),
+		bin:          fs.Duration("bin", time.Hour, "bin width"),
+		originText:   fs.String("origin", "1970-01-01T00:00:00Z", "bin origin, RFC 3339"),
+		resmooth:     fs.Int("resmooth-every", 24, "re-smooth every this many bins as the daemon would (0: off)"),
+		window:       fs.Int("resmooth-window", config.DefaultModelConfig().Resmooth.Window, "bins each re-smooth (and re-learn) works on, as [models.resmooth] window"),
+		relearn:      fs.Bool("relearn", false, "re-learn the hyperparameters at each re-smooth, as [models.resmooth] relearn = true"),
+		daemonPath: fs.String("daemon-config", "", "a daemon configuration (dcgpd.toml): run its model's [models.resmooth] and [models.online] "+
+			"(and, without --config, its [models.model]/[models.fit] or model_file) instead of the --resmooth-* and --relearn flags"),
+		daemonModel:      fs.String("daemon-model", "", "the [[models]] entry of --daemon-config to run (default: its only one)"),
+		warmup:           fs.Int("warmup-bins", -1, "bins before the evaluation start streamed first (the daemon starts there from its prior, as one started then); -1: every bin from the first"),
+		by:               fs.String("by", "", `"month": the scores per calendar month too (a table, or a leading month column in CSV)`),
+		unconstrainWeeks: fs.Int("unconstrain-weeks", 8, "weeks of a product's sales the EM and PD nowcast baselines fit"),
+		format:           fs.String("format", "table", "table | csv"),
+		plotPath:         fs.String("plot", "", "PNG of the forecast fan against the truth for the most censored products"),
+		quiet:            fs.Bool("quiet", false, "no progress on standard error"),
+	}
+}
+
+// check refuses flags that are missing, out of range or in conflict,
+// saying which on stderr.
+func (f *backtestFlags) check(fs *flag.FlagSet, stderr io.Writer) error {
+	if *f.obsPath == "" {
+		fmt.Fprintln(stderr, "dcgpd backtest: --obs is required")
+		fs.Usage()
+		return errUsage
+	}
+	if *f.format != "table" && *f.format != "csv" {
+		fmt.Fprintf(stderr, "dcgpd backtest: --format %q is not table or csv\n", *f.format)
+		return errUsage
+	}
+	if *f.by != "" && *f.by != "month" {
+		fmt.Fprintf(stderr, "dcgpd backtest: --by %q is not month\n", *f.by)
+		return errUsage
+	}
+	if *f.bin <= 0 || *f.horizon < 1 || *f.weeks < 1 || *f.unconstrainWeeks < 1 || *f.resmooth < 0 || *f.window < 2 || !(*f.trainDays > 0) {
+		fmt.Fprintln(stderr, "dcgpd backtest: --bin, --horizon, --weeks, --unconstrain-weeks and --train-days must be positive, --resmooth-every >= 0, --resmooth-window >= 2")
+		return errUsage
+	}
+	if *f.daemonPath != "" && (setFlag(fs, "resmooth-every") || setFlag(fs, "resmooth-window") || setFlag(fs, "relearn")) {
+		fmt.Fprintln(stderr, "dcgpd backtest: --daemon-config sets the re-smoothing; give it or --resmooth-every, --resmooth-window and --relearn")
+		return errUsage
+	}
+	return nil
+}
+
+// options reads the inputs the flags name and builds the backtest's
+// options; progress goes to stderr unless --quiet.
+func (f *backtestFlags) options(stderr io.Writer) (backtest.Options, error) {
+	horizons, err := parseHorizons(*f.horizonsText, *f.horizon)
+	if err != nil {
+		return backtest.Options{}, err
+	}
+	origin, err := time.Parse(time.RFC3339, *f.originText)
+	if err != nil {
+		return backtest.Options{}, fmt.Errorf("--origin: %w", err)
+	}
+	sp, obs, prods, err := readInputs(*f.cfgPath, *f.obsPath, *f.prodPath)
+	if err != nil {
+		return backtest.Options{}, err
+	}
+	o := backtest.Options{Spec: sp, Obs: obs, Products: prods, Bin: *f.bin, Origin: origin, Horizon: *f.horizon,
+		Horizons: horizons, Weeks: *f.weeks, UnconstrainWeeks: *f.unconstrainWeeks, ByMonth: *f.by == "month", Warmup: *f.warmup}
+	if *f.daemonPath != "" {
+		dm, err := daemonModelConfig(*f.daemonPath, *f.daemonModel)
+		if err != nil {
+			return backtest.Options{}, err
+		}
+		o.Resmooth, o.Online = &dm.Resmooth, &dm.Online
+		if *f.cfgPath == "" {
+			o.Spec = spec.Spec{Model: dm.Model, Fit: dm.Fit}
+		}
+	} else {
+		rs := config.DefaultModelConfig().Resmooth
+		rs.EveryBins, rs.Window, rs.Relearn = *f.resmooth, *f.window, *f.relearn
+		o.Resmooth = &rs
+	}
+	if !*f.quiet {
+		o.Progress = func(s string) { fmt.Fprintln(stderr, s) }
+	}
+	if truth := *f.truthPath; truth != "" {
+		o.Truth = func(g *backtest.Grid) error {
+			file, err := os.Open(truth)
+			if err != nil {
+				return err
+			}
+			defer file.Close()
+			return backtest.ReadTruth(file, truth, g)
+		}
+	}
+	if *f.evalText != "" {
+		if o.EvalFrom, err = time.Parse(time.RFC3339, *f.evalText); err != nil {
+			return backtest.Options{}, fmt.Errorf("--eval-from: %w", err)
+		}
+	} else {
+		o.Train = time.Duration(*f.trainDays * float64(24*time.Hour))
+	}
+	return o, nil
 }
 
 // setFlag reports whether the flag name was given.
