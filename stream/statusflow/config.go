@@ -19,12 +19,15 @@ type Config struct {
 	MaxGap time.Duration
 	// DetectTrucks turns on the rebalancing detector: a run of
 	// consecutive intervals, each with bikes leaving (or each with bikes
-	// arriving), that lies within TruckWindow (or is a single interval)
-	// and moves at least TruckMin bikes is a truck move, excluded from
-	// the flows and counted as moved.
+	// arriving), that lies within TruckWindow (or is a single interval),
+	// moves at least TruckMin bikes, and is more than riders at the
+	// station's recent rate that way would move in its time with
+	// probability TruckAlpha (Poisson tail), is a truck move, excluded
+	// from the flows and counted as moved.
 	DetectTrucks bool
 	TruckMin     int
 	TruckWindow  time.Duration
+	TruckAlpha   float64
 	// HiddenFraction is the share of a bin's smaller flow above which the
 	// expected number of pickup–return pairs hidden inside poll intervals
 	// marks the bin's counts as censored from below.
@@ -32,8 +35,8 @@ type Config struct {
 }
 
 // DefaultConfig is an hourly grid from the Unix epoch, gaps above 10
-// minutes, trucks of 4 or more bikes within 5 minutes, and a 5% hidden
-// share.
+// minutes, trucks of 4 or more bikes within 5 minutes that riders would
+// match with probability below 0.001, and a 5% hidden share.
 func DefaultConfig() Config {
 	return Config{
 		Origin:         time.Unix(0, 0).UTC(),
@@ -42,6 +45,7 @@ func DefaultConfig() Config {
 		DetectTrucks:   true,
 		TruckMin:       4,
 		TruckWindow:    5 * time.Minute,
+		TruckAlpha:     1e-3,
 		HiddenFraction: 0.05,
 	}
 }
@@ -62,6 +66,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("statusflow: truck_window %v is not positive", c.TruckWindow)
 	case c.DetectTrucks && (c.TruckMin < 2 || c.TruckMin > maxTruckMin):
 		return fmt.Errorf("statusflow: truck_min %d outside 2..%d (a single bike is a rider)", c.TruckMin, maxTruckMin)
+	case c.DetectTrucks && !(c.TruckAlpha > 0 && c.TruckAlpha < 1):
+		return fmt.Errorf("statusflow: truck_alpha %v outside (0, 1)", c.TruckAlpha)
 	case math.IsNaN(c.HiddenFraction) || c.HiddenFraction <= 0 || c.HiddenFraction >= 1:
 		return fmt.Errorf("statusflow: hidden_fraction %v outside (0, 1)", c.HiddenFraction)
 	}

@@ -22,6 +22,7 @@ func TestConfigValidate(t *testing.T) {
 		{"huge truck", func(c *Config) { c.TruckMin = 5000 }},
 		{"NaN fraction", func(c *Config) { c.HiddenFraction = math.NaN() }},
 		{"fraction 1", func(c *Config) { c.HiddenFraction = 1 }},
+		{"NaN alpha", func(c *Config) { c.TruckAlpha = math.NaN() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()

@@ -114,8 +114,12 @@ func (d *Deriver) step(st *station, s *Sample) {
 		iv := newInterval(&st.last, s)
 		st.cover(cfg, iv.t0, iv.t1)
 		st.pending = append(st.pending, iv)
+		rate := st.rate(iv.t0)
 		for side := range st.runs {
-			d.countTruck(feed(cfg, &st.runs[side], iv, side))
+			d.countTruck(feed(cfg, &st.runs[side], iv, side, rate[side]))
+			if !iv.closed[side] {
+				st.flow[side] += float64(iv.n[side])
+			}
 		}
 	}
 	st.flush(cfg)

@@ -178,3 +178,34 @@ func TestAdvanceBounds(t *testing.T) {
 		t.Fatalf("no bin has ended: %+v", bins)
 	}
 }
+
+// TestTruckRateAware: at a station whose riders take two bikes a minute,
+// four bikes gone in two minutes are riders; fifteen in two minutes are
+// a truck.
+func TestTruckRateAware(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		burst int
+		moved int
+	}{{"riders", 4, 0}, {"truck", 15, 15}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var samples []Sample
+			bikes := 100
+			for m := range 40 { // 40 minutes: one bike each 30 s leaves, one arrives
+				samples = append(samples, smp(at(m, 0), bikes-1), smp(at(m, 30), bikes))
+			}
+			for i := range 4 { // the burst over two minutes
+				bikes -= tc.burst / 4
+				if i == 3 {
+					bikes -= tc.burst % 4
+				}
+				samples = append(samples, smp(at(40, 30*(i+1)), bikes))
+			}
+			samples = append(samples, smp(at(45, 0), bikes))
+			bins, _ := derive(t, DefaultConfig(), samples)
+			if bins[0].MovedOut != tc.moved {
+				t.Fatalf("moved %d, want %d: %+v", bins[0].MovedOut, tc.moved, bins[0])
+			}
+		})
+	}
+}

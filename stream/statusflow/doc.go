@@ -32,9 +32,14 @@
 // leaving, bikes arriving) the detector groups consecutive intervals that
 // each moved bikes that way into a run, which may span at most
 // TruckWindow from its first sample (a single interval always forms a
-// run); a run that moved TruckMin bikes or more is a truck move: its
-// bikes are excluded from the flows and counted in MovedOut or MovedIn,
-// and its bin is CensoredBelow (riders inside the run are lost with it).
+// run). A run is a truck move when it moved TruckMin bikes or more and
+// riders at the station's recent rate that way (an exponentially
+// weighted count over the last hour or so of derived moves) would move
+// as many in the run's time with probability below TruckAlpha (Poisson
+// tail): a fixed threshold alone fires on riders at busy stations, where
+// four bikes in five minutes is an ordinary rush. A truck move's bikes
+// are excluded from the flows and counted in MovedOut or MovedIn, and its
+// bin is CensoredBelow (riders inside the run are lost with it).
 // A change while the station was closed that way at both samples
 // (is_renting or is_returning false) is the operator's too, and counted
 // likewise. A detector that fires on a burst of riders lowers the counts

@@ -49,3 +49,23 @@ func expectedHidden(pickups, returns int, covered float64, items []hiddenItem) f
 	}
 	return h
 }
+
+// poissonTail is P(N ≥ n) for N ~ Poisson(mu).
+func poissonTail(mu float64, n int) float64 {
+	if n <= 0 {
+		return 1
+	}
+	if !(mu > 0) || math.IsInf(mu, 0) {
+		if mu > 0 {
+			return 1
+		}
+		return 0
+	}
+	p := math.Exp(-mu) // P(N = 0)
+	cdf := p
+	for k := 1; k < n; k++ {
+		p *= mu / float64(k)
+		cdf += p
+	}
+	return max(0, 1-cdf)
+}

@@ -33,3 +33,15 @@ func TestExpectedMin(t *testing.T) {
 		}
 	}
 }
+
+func TestPoissonTail(t *testing.T) {
+	for _, tc := range []struct {
+		mu   float64
+		n    int
+		want float64
+	}{{2, 0, 1}, {2, 1, 1 - math.Exp(-2)}, {0, 3, 0}, {math.Inf(1), 3, 1}, {1, 3, 1 - math.Exp(-1)*2.5}} {
+		if got := poissonTail(tc.mu, tc.n); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("P(Poisson(%v) ≥ %d) = %v, want %v", tc.mu, tc.n, got, tc.want)
+		}
+	}
+}

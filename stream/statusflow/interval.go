@@ -70,17 +70,25 @@ func sortedIDs(buf, ids []string) []string {
 }
 
 // run is an open truck candidate on one side: consecutive intervals that
-// each moved bikes that way.
+// each moved bikes that way. rate is the station's recent rate that way
+// (bikes an hour) when the run began.
 type run struct {
 	start   time.Time
 	members []*interval
 	sum     int
+	rate    float64
 }
 
 // closeRun decides r's members on side: a truck move when detection is
-// on and the run moved at least TruckMin bikes. It reports a truck.
+// on, the run moved at least TruckMin bikes, and riders at the run's
+// rate would move that many in the run's time with probability below
+// TruckAlpha. It reports a truck.
 func closeRun(cfg *Config, r *run, side int) bool {
-	truck := cfg.DetectTrucks && r.sum >= cfg.TruckMin
+	truck := false
+	if n := len(r.members); cfg.DetectTrucks && r.sum >= cfg.TruckMin {
+		mu := r.rate * r.members[n-1].t1.Sub(r.start).Hours()
+		truck = poissonTail(mu, r.sum) < cfg.TruckAlpha
+	}
 	for _, iv := range r.members {
 		iv.done[side], iv.truck[side] = true, truck
 	}
@@ -89,10 +97,11 @@ func closeRun(cfg *Config, r *run, side int) bool {
 }
 
 // feed adds iv to side's run, closing the run first when iv cannot
-// extend it. An interval that moved nothing that way, or whose move was
-// the operator's, closes the run and is decided at once. It reports
-// whether a truck run was closed.
-func feed(cfg *Config, r *run, iv *interval, side int) bool {
+// extend it; rate is the station's recent rate that way. An interval
+// that moved nothing that way, or whose move was the operator's, closes
+// the run and is decided at once. It reports whether a truck run was
+// closed.
+func feed(cfg *Config, r *run, iv *interval, side int, rate float64) bool {
 	if iv.n[side] == 0 || iv.closed[side] {
 		truck := closeRun(cfg, r, side)
 		iv.done[side] = true
@@ -103,7 +112,7 @@ func feed(cfg *Config, r *run, iv *interval, side int) bool {
 		truck = closeRun(cfg, r, side)
 	}
 	if len(r.members) == 0 {
-		r.start = iv.t0
+		r.start, r.rate = iv.t0, rate
 	}
 	r.members = append(r.members, iv)
 	r.sum += iv.n[side]

@@ -1,6 +1,7 @@
 package statusflow
 
 import (
+	"math"
 	"time"
 )
 
@@ -13,10 +14,32 @@ type station struct {
 	pending []*interval
 	bins    map[int64]*acc
 	next    int64 // the first bin not yet emitted
+	// flow is each side's exponentially weighted count of bikes moved
+	// (time constant rateTau) at flowAt, since first.
+	flow          [2]float64
+	flowAt, first time.Time
+}
+
+// rateTau is the time constant of a station's recent rate.
+const rateTau = time.Hour
+
+// rate brings the weighted counts to t and returns each side's recent
+// rate in bikes an hour: the weighted count over the weighted time since
+// the first sample.
+func (st *station) rate(t time.Time) [2]float64 {
+	decay := math.Exp(-t.Sub(st.flowAt).Hours() / rateTau.Hours())
+	st.flow[out] *= decay
+	st.flow[in] *= decay
+	st.flowAt = t
+	span := rateTau.Hours() * -math.Expm1(-t.Sub(st.first).Hours()/rateTau.Hours())
+	if span <= 0 {
+		return [2]float64{}
+	}
+	return [2]float64{st.flow[out] / span, st.flow[in] / span}
 }
 
 func newStation(cfg *Config, s *Sample) *station {
-	st := &station{id: s.Station, bins: map[int64]*acc{}, next: floorBin(cfg, s.At)}
+	st := &station{id: s.Station, bins: map[int64]*acc{}, next: floorBin(cfg, s.At), flowAt: s.At, first: s.At}
 	st.keep(s)
 	return st
 }
