@@ -2,20 +2,13 @@ package test
 
 import (
 	"bytes"
-	"errors"
-	"flag"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/dcgpd/dcgpd/internal/app/flowsim"
 	"github.com/dcgpd/dcgpd/internal/app/synth"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // derivedFlowsSeed is the simulation's fixed seed.
 const derivedFlowsSeed = 35
@@ -24,31 +17,31 @@ const derivedFlowsSeed = 35
 // (stream/statusflow) against the real hourly Citi Bike counts, on a
 // subset quick enough for the default run: the first 10 stations of
 // stations.csv, 1–7 June 2018. The full month on all 30 stations is
-// TestLongDerivedFlowsCitiBike. Rewrite the table with
+// TestLongDerivedFlowsCitiBike. The table is recorded in
+// testdata/golden/TestDerivedFlowsCitiBike.golden; rewrite it with
 //
-//	go test -run TestDerivedFlowsCitiBike -update ./test/
+//	go test -run TestDerivedFlowsCitiBike ./test/ -args -update
 func TestDerivedFlowsCitiBike(t *testing.T) {
 	skipWithoutCitiBike(t)
-	derivedFlows(t, 10, 7, "derived-flows.golden")
+	derivedFlows(t, 10, 7)
 }
 
 // TestLongDerivedFlowsCitiBike is the same measurement on all 30
-// stations over June 2018 (about 13 times the work). Its table has not
-// been written yet: until testdata/derived-flows-long.golden exists the
-// test checks the requirements and logs the table. Long mode:
+// stations over June 2018 (about 13 times the work), recorded in
+// testdata/golden/TestLongDerivedFlowsCitiBike.golden. Long mode:
 //
-//	DCGPD_LONG=1 go test -run TestLongDerivedFlowsCitiBike -update -v ./test/
+//	DCGPD_LONG=1 go test -run TestLongDerivedFlowsCitiBike -v ./test/ -args -update
 func TestLongDerivedFlowsCitiBike(t *testing.T) {
 	requireLongMode(t)
 	skipWithoutCitiBike(t)
-	derivedFlows(t, 30, 30, "derived-flows-long.golden")
+	derivedFlows(t, 30, 30)
 }
 
 // derivedFlows simulates the first nst stations over days days from
 // 1 June 2018, without trucks and with a truck at a fifth of the
-// stations a day, checks the requirements and compares the table with
-// testdata/golden.
-func derivedFlows(t *testing.T, nst, days int, golden string) {
+// stations a day, checks the requirements and records the table in
+// testdata/golden (recordFigures).
+func derivedFlows(t *testing.T, nst, days int) {
 	stations, err := synth.ReadBikeStations(citibikeDir)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +81,7 @@ func derivedFlows(t *testing.T, nst, days int, golden string) {
 		}
 	}
 	t.Logf("\n%s", table.String())
-	compareGolden(t, filepath.Join("testdata", golden), table.Bytes())
+	recordFigures(t, table.String())
 }
 
 // checkDerived asserts what the method promises. Without trucks every
@@ -114,28 +107,5 @@ func checkDerived(t *testing.T, res *flowsim.Result, trucks bool) {
 			t.Errorf("trucks, %v: moved %d of %d, %d hours above the truth (detection off: %d)", s.Variant, s.Moved, res.TruckBikes,
 				s.Above, byKey[flowsim.Variant{Poll: s.Poll, IDs: s.IDs}].Above)
 		}
-	}
-}
-
-// compareGolden checks got against the file at path, or rewrites it with
-// -update.
-func compareGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *updateGolden {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Logf("no %s yet: nothing to compare (write it with -update)", path)
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("the table differs from %s (rewrite it with -update if the change is meant):\n%s", path, got)
 	}
 }
