@@ -10,6 +10,7 @@ type Metrics struct {
 	stations  *prometheus.CounterVec
 	published *prometheus.CounterVec
 	updated   *prometheus.GaugeVec
+	skewed    *prometheus.CounterVec
 }
 
 // NewMetrics registers the poller's metrics with reg (nil: a private
@@ -29,7 +30,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Station samples published in status messages."}, []string{"feed"}),
 		updated: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dcgpd_gbfs_last_updated_timestamp_seconds",
 			Help: "last_updated of the newest station_status published, Unix seconds."}, []string{"feed"}),
+		skewed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_gbfs_clock_skew_total",
+			Help: "station_status snapshots whose last_updated was more than the max clock skew ahead of the poller's clock (published stamped at the poller's clock)."}, []string{"feed"}),
 	}
-	reg.MustRegister(m.polls, m.errors, m.stations, m.published, m.updated)
+	reg.MustRegister(m.polls, m.errors, m.stations, m.published, m.updated, m.skewed)
 	return m
 }

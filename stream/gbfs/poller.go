@@ -38,6 +38,15 @@ type Config struct {
 	// MaxReportAge skips a station whose last_reported is older than
 	// this before the file's last_updated.
 	MaxReportAge time.Duration
+	// MaxClockSkew is how far a last_updated may lie ahead of the
+	// poller's clock; a snapshot further ahead is published stamped at
+	// the poller's clock (counted, logged), so that a stamp from the
+	// future does not make the later snapshots look older.
+	MaxClockSkew time.Duration
+	// WarnInterval bounds how often a condition that lasts (a failing
+	// feed, a clock ahead, the same stations skipped) is logged again:
+	// once when it starts, at most once per WarnInterval while it lasts.
+	WarnInterval time.Duration
 	// MaxBodyBytes refuses larger files.
 	MaxBodyBytes int64
 	// StationsPerMessage splits a snapshot into messages of at most this
@@ -56,6 +65,8 @@ func DefaultConfig() Config {
 		Timeout:            10 * time.Second,
 		MaxFeedAge:         5 * time.Minute,
 		MaxReportAge:       time.Hour,
+		MaxClockSkew:       5 * time.Minute,
+		WarnInterval:       10 * time.Minute,
 		MaxBodyBytes:       32 << 20,
 		StationsPerMessage: 1000,
 	}
@@ -79,6 +90,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("gbfs: timeout %v: want > 0", c.Timeout)
 	case c.MaxFeedAge <= 0 || c.MaxReportAge <= 0:
 		return fmt.Errorf("gbfs: max feed age %v and max report age %v: want > 0", c.MaxFeedAge, c.MaxReportAge)
+	case c.MaxClockSkew < 0:
+		return fmt.Errorf("gbfs: max clock skew %v: want >= 0", c.MaxClockSkew)
+	case c.WarnInterval <= 0:
+		return fmt.Errorf("gbfs: warn interval %v: want > 0", c.WarnInterval)
 	case c.MaxBodyBytes <= 0:
 		return fmt.Errorf("gbfs: max body bytes %d: want > 0", c.MaxBodyBytes)
 	case c.StationsPerMessage <= 0 || c.StationsPerMessage > 2000:
@@ -105,10 +120,11 @@ type Poller struct {
 	info      map[string]StationInfo
 	infoAt    time.Time
 	track     tracker
-	lastAt    time.Time // last_updated of the newest snapshot processed
-	pending   [][]byte  // that snapshot's messages, stored up to sent
+	lastStamp time.Time // last_updated of the newest snapshot processed
+	lastAt    time.Time // the time it is published at (lastStamp unless ahead)
+	pending   [][]byte  // its messages, stored up to sent
 	sent      int
-	pendingAt time.Time
+	ahead     episode // last_updated ahead of the clock by more than MaxClockSkew
 }
 
 // Option adjusts a Poller (for tests: a clock, an HTTP client).
@@ -198,21 +214,22 @@ func (p *Poller) poll(ctx context.Context) (time.Duration, error) {
 		return 0, &FeedError{File: FeedStationStatus, Reason: ReasonMalformed, Err: err}
 	}
 	now := p.now()
-	switch {
-	case now.Sub(st.LastUpdated) > p.cfg.MaxFeedAge:
+	if age := now.Sub(st.LastUpdated); age > p.cfg.MaxFeedAge {
 		return 0, &FeedError{File: FeedStationStatus, Reason: ReasonStaleFeed,
-			Err: fmt.Errorf("last_updated %s is %v old (max %v)", st.LastUpdated.Format(time.RFC3339), now.Sub(st.LastUpdated).Round(time.Second), p.cfg.MaxFeedAge)}
-	case st.LastUpdated.Before(p.lastAt):
-		return 0, &FeedError{File: FeedStationStatus, Reason: ReasonStaleFeed,
-			Err: fmt.Errorf("last_updated %s went back from %s", st.LastUpdated.Format(time.RFC3339), p.lastAt.Format(time.RFC3339))}
-	case st.LastUpdated.Equal(p.lastAt) && p.sent == len(p.pending):
-		return st.TTL, errUnchanged
-	case !st.LastUpdated.Equal(p.lastAt):
-		msgs, err := p.snapshot(&st)
+			Err: fmt.Errorf("last_updated %s is %v old (max %v)", st.LastUpdated.Format(time.RFC3339), age.Round(time.Second), p.cfg.MaxFeedAge)}
+	}
+	if !st.LastUpdated.Equal(p.lastStamp) || p.pending == nil {
+		at, err := p.publishTime(st.LastUpdated, now)
 		if err != nil {
 			return 0, err
 		}
-		p.lastAt, p.pending, p.sent, p.pendingAt = st.LastUpdated, msgs, 0, st.LastUpdated
+		msgs, err := p.snapshot(&st, at)
+		if err != nil {
+			return 0, err
+		}
+		p.lastStamp, p.lastAt, p.pending, p.sent = st.LastUpdated, at, msgs, 0
+	} else if p.sent == len(p.pending) {
+		return st.TTL, errUnchanged
 	}
 	if err := p.publishPending(ctx); err != nil {
 		return 0, err
@@ -291,12 +308,12 @@ func (p *Poller) refreshAfter(ttl time.Duration) time.Duration {
 func (p *Poller) publishPending(ctx context.Context) error {
 	subject := p.cfg.Subject()
 	for ; p.sent < len(p.pending); p.sent++ {
-		id := stationstatus.MsgID(p.cfg.Feed, p.pendingAt, p.sent)
+		id := stationstatus.MsgID(p.cfg.Feed, p.lastAt, p.sent)
 		if err := p.pub.Publish(ctx, subject, id, p.pending[p.sent]); err != nil {
 			return &FeedError{File: FeedStationStatus, Reason: ReasonPublish, Err: err}
 		}
 	}
-	p.met.updated.WithLabelValues(p.cfg.Feed).Set(float64(p.pendingAt.Unix()))
+	p.met.updated.WithLabelValues(p.cfg.Feed).Set(float64(p.lastAt.Unix()))
 	return nil
 }
 

@@ -266,6 +266,8 @@ func TestConfigValidate(t *testing.T) {
 		{"min above max", func(c *Config) { c.MinInterval = time.Hour }},
 		{"zero timeout", func(c *Config) { c.Timeout = 0 }},
 		{"too many stations per message", func(c *Config) { c.StationsPerMessage = 5000 }},
+		{"negative max clock skew", func(c *Config) { c.MaxClockSkew = -time.Second }},
+		{"zero warn interval", func(c *Config) { c.WarnInterval = 0 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/dcgpd/dcgpd/stream/stationstatus"
 )
@@ -50,8 +51,9 @@ func problemTexts(ps []StationProblem) []string {
 
 // snapshot checks a station_status file against station_information and
 // the previous snapshot, reports the issues, and encodes the usable
-// samples as status messages.
-func (p *Poller) snapshot(st *StationStatusFeed) ([][]byte, error) {
+// samples as status messages at `at` (the file's last_updated unless that
+// is ahead of the poller's clock).
+func (p *Poller) snapshot(st *StationStatusFeed, at time.Time) ([][]byte, error) {
 	issues := issueList{}
 	if len(st.Problems) > 0 {
 		issues[ReasonBadStation] = problemTexts(st.Problems)
@@ -62,7 +64,7 @@ func (p *Poller) snapshot(st *StationStatusFeed) ([][]byte, error) {
 	for i := range st.Stations {
 		s := &st.Stations[i]
 		seen[s.ID] = true
-		if sample, ok := p.sample(s, st, issues); ok {
+		if sample, ok := p.sample(s, st, at, issues); ok {
 			samples = append(samples, sample)
 		}
 		p.transitions(s, issues, back)
@@ -88,7 +90,7 @@ func (p *Poller) snapshot(st *StationStatusFeed) ([][]byte, error) {
 	for start := 0; start < len(samples); start += p.cfg.StationsPerMessage {
 		end := min(start+p.cfg.StationsPerMessage, len(samples))
 		data, err := stationstatus.Encode(&stationstatus.Message{Schema: stationstatus.SchemaVersion, Feed: p.cfg.Feed,
-			At: st.LastUpdated, Stations: samples[start:end]})
+			At: at, Stations: samples[start:end]})
 		if err != nil {
 			return nil, &FeedError{File: FeedStationStatus, Reason: ReasonMalformed, Err: err}
 		}
@@ -99,8 +101,10 @@ func (p *Poller) snapshot(st *StationStatusFeed) ([][]byte, error) {
 }
 
 // sample checks one station and returns its sample, or records why it is
-// skipped this poll.
-func (p *Poller) sample(s *StationStatus, st *StationStatusFeed, issues issueList) (stationstatus.Sample, bool) {
+// skipped this poll. Its age is read at `at`; whether it reported after
+// the file was written, on the file's own clock; in a snapshot published
+// at the poller's clock, a last_reported after that is capped to it.
+func (p *Poller) sample(s *StationStatus, st *StationStatusFeed, at time.Time, issues issueList) (stationstatus.Sample, bool) {
 	out := stationstatus.Sample{Station: s.ID, BikesAvailable: s.BikesAvailable, BikesDisabled: s.BikesDisabled,
 		DocksDisabled: s.DocksDisabled, Installed: s.IsInstalled, Renting: s.IsRenting, Returning: s.IsReturning,
 		LastReported: s.LastReported}
@@ -123,8 +127,8 @@ func (p *Poller) sample(s *StationStatus, st *StationStatusFeed, issues issueLis
 			return out, false
 		}
 	}
-	if age := st.LastUpdated.Sub(s.LastReported); age > p.cfg.MaxReportAge {
-		issues.add(ReasonStaleReport, "station %s: last_reported %s, %v before last_updated (max %v)",
+	if age := at.Sub(s.LastReported); age > p.cfg.MaxReportAge {
+		issues.add(ReasonStaleReport, "station %s: last_reported %s, %v before the snapshot (max %v)",
 			s.ID, s.LastReported.Format("2006-01-02T15:04:05Z07:00"), age, p.cfg.MaxReportAge)
 		return out, false
 	}
@@ -132,6 +136,9 @@ func (p *Poller) sample(s *StationStatus, st *StationStatusFeed, issues issueLis
 		issues.add(ReasonBadStation, "station %s: last_reported %s after last_updated %s",
 			s.ID, s.LastReported.Format("2006-01-02T15:04:05Z07:00"), st.LastUpdated.Format("2006-01-02T15:04:05Z07:00"))
 		return out, false
+	}
+	if at.Before(st.LastUpdated) && out.LastReported.After(at) {
+		out.LastReported = at
 	}
 	return out, true
 }
