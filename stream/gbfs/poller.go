@@ -270,7 +270,7 @@ func (p *Poller) refresh(ctx context.Context) error {
 				p.info[s.ID] = s
 			}
 			if len(si.Problems) > 0 {
-				p.stationIssues(issueList{ReasonBadStation: problemTexts(si.Problems)}, FeedStationInformation)
+				p.stationIssues(problemIssues(si.Problems), FeedStationInformation)
 			}
 			return nil
 		}

@@ -115,6 +115,8 @@ func TestPollBadFeeds(t *testing.T) {
 			nil, map[string]float64{ReasonStaleReport: 1}},
 		{"a station stops renting", []badStep{{file: "bad/not_renting.json", outcome: OutcomePublished, stations: all}, recovered},
 			nil, map[string]float64{ReasonNotRenting: 2, ReasonNotReturning: 1}},
+		{"a station listed twice, a bogus copy first", []badStep{{file: "bad/duplicate.json", outcome: OutcomePublished, stations: []string{"116", "79", "82", "83"}}, recovered},
+			nil, map[string]float64{ReasonDuplicate: 1}},
 		{"unreadable stations", []badStep{{file: "bad/bad_station.json", outcome: OutcomePublished, stations: []string{"116", "72", "83"}}, recovered},
 			nil, map[string]float64{ReasonBadStation: 2}},
 		{"publish fails, then the same snapshot is retried", []badStep{

@@ -1,6 +1,7 @@
 package gbfs
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,10 +11,11 @@ import (
 )
 
 // Station issue reasons (label values of dcgpd_gbfs_station_issues_total).
-// The first four skip the station's sample this poll; the others are
+// The first five skip the station's sample this poll; the others are
 // counted when a station enters the state and its sample is published.
 const (
 	ReasonBadStation    = "bad_station"    // could not be read, or last_reported after last_updated
+	ReasonDuplicate     = "duplicate"      // station_id listed more than once: every copy refused
 	ReasonOverCapacity  = "over_capacity"  // bikes and docks above station_information's capacity
 	ReasonStaleReport   = "stale_report"   // last_reported older than MaxReportAge
 	ReasonEmptySnapshot = "empty"          // no usable station at all (a feed error)
@@ -41,12 +43,18 @@ func (l issueList) add(reason, format string, a ...any) {
 	l[reason] = append(l[reason], fmt.Sprintf(format, a...))
 }
 
-func problemTexts(ps []StationProblem) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.Error()
+// problemIssues files a decoder's problems: duplicates apart from the
+// stations that could not be read.
+func problemIssues(ps []StationProblem) issueList {
+	l := issueList{}
+	for _, p := range ps {
+		reason := ReasonBadStation
+		if errors.Is(p.Err, ErrDuplicateStation) {
+			reason = ReasonDuplicate
+		}
+		l[reason] = append(l[reason], p.Error())
 	}
-	return out
+	return l
 }
 
 // snapshot checks a station_status file against station_information and
@@ -54,10 +62,7 @@ func problemTexts(ps []StationProblem) []string {
 // samples as status messages at `at` (the file's last_updated unless that
 // is ahead of the poller's clock).
 func (p *Poller) snapshot(st *StationStatusFeed, at time.Time) ([][]byte, error) {
-	issues := issueList{}
-	if len(st.Problems) > 0 {
-		issues[ReasonBadStation] = problemTexts(st.Problems)
-	}
+	issues := problemIssues(st.Problems)
 	back := issueList{} // stations back in service or back in the feed
 	samples := make([]stationstatus.Sample, 0, len(st.Stations))
 	seen := make(map[string]bool, len(st.Stations))
