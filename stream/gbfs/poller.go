@@ -49,6 +49,10 @@ type Config struct {
 	WarnInterval time.Duration
 	// MaxBodyBytes refuses larger files.
 	MaxBodyBytes int64
+	// PublishUninformed publishes, without capacity, the stations of
+	// station_status absent from station_information; by default they
+	// are skipped (counted and logged).
+	PublishUninformed bool
 	// StationsPerMessage splits a snapshot into messages of at most this
 	// many stations (each well under the daemon's 1 MiB limit).
 	StationsPerMessage int
@@ -125,6 +129,7 @@ type Poller struct {
 	pending   [][]byte  // its messages, stored up to sent
 	sent      int
 	ahead     episode // last_updated ahead of the clock by more than MaxClockSkew
+	issueLog  map[issueKey]issueLogged
 }
 
 // Option adjusts a Poller (for tests: a clock, an HTTP client).
@@ -145,7 +150,7 @@ func NewPoller(cfg Config, pub Publisher, met *Metrics, log zerolog.Logger, opts
 		met = NewMetrics(nil)
 	}
 	p := &Poller{cfg: cfg, pub: pub, met: met, log: log.With().Str("feed", cfg.Feed).Logger(),
-		client: &http.Client{}, now: time.Now, track: newTracker()}
+		client: &http.Client{}, now: time.Now, track: newTracker(), issueLog: map[issueKey]issueLogged{}}
 	for _, o := range opts {
 		o(p)
 	}
@@ -269,9 +274,7 @@ func (p *Poller) refresh(ctx context.Context) error {
 			for _, s := range si.Stations {
 				p.info[s.ID] = s
 			}
-			if len(si.Problems) > 0 {
-				p.stationIssues(problemIssues(si.Problems), FeedStationInformation)
-			}
+			p.stationIssues(problemIssues(si.Problems), FeedStationInformation)
 			return nil
 		}
 	}

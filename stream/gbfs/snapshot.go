@@ -12,7 +12,9 @@ import (
 
 // Station issue reasons (label values of dcgpd_gbfs_station_issues_total).
 // The first five skip the station's sample this poll; the others are
-// counted when a station enters the state and its sample is published.
+// counted when a station enters the state and its sample is published,
+// but for no_information, which skips the sample unless
+// Config.PublishUninformed.
 const (
 	ReasonBadStation    = "bad_station"    // could not be read, or last_reported after last_updated
 	ReasonDuplicate     = "duplicate"      // station_id listed more than once: every copy refused
@@ -23,7 +25,7 @@ const (
 	ReasonNotInstalled  = "not_installed"  // is_installed false
 	ReasonNotRenting    = "not_renting"    // is_renting false
 	ReasonNotReturning  = "not_returning"  // is_returning false
-	ReasonNoInformation = "no_information" // absent from station_information: no capacity
+	ReasonNoInformation = "no_information" // absent from station_information: skipped, or published without capacity
 )
 
 // stationState is what the tracker remembers of a station between polls.
@@ -117,7 +119,12 @@ func (p *Poller) sample(s *StationStatus, st *StationStatusFeed, at time.Time, i
 		d := s.DocksAvailable
 		out.DocksAvailable = &d
 	}
-	if info, ok := p.info[s.ID]; ok && info.Capacity >= 0 {
+	info, informed := p.info[s.ID]
+	if !informed && p.info != nil && !p.cfg.PublishUninformed {
+		issues.add(ReasonNoInformation, "station %s", s.ID)
+		return out, false
+	}
+	if informed && info.Capacity >= 0 {
 		c := info.Capacity
 		out.Capacity = &c
 		if n := out.Occupied(); n > c {
@@ -175,8 +182,8 @@ func (p *Poller) transitions(s *StationStatus, issues, back issueList) {
 		{old.informed, now.informed, ReasonNoInformation, "in station_information"},
 	} {
 		switch {
-		case f.was && !f.is:
-			issues.add(f.reason, "station %s", s.ID)
+		case f.was && !f.is && (f.reason != ReasonNoInformation || p.cfg.PublishUninformed):
+			issues.add(f.reason, "station %s", s.ID) // a skipped station is counted by sample
 		case !f.was && f.is:
 			back.add(f.back, "%s", s.ID)
 		}
@@ -187,8 +194,16 @@ func (p *Poller) transitions(s *StationStatus, issues, back issueList) {
 	p.track[s.ID] = now
 }
 
-// stationIssues counts each issue and logs one line per reason.
+// stationIssues counts each issue and logs one line per reason: when the
+// list of stations for that reason changes, else at most once per
+// WarnInterval (every issue is counted all the same).
 func (p *Poller) stationIssues(issues issueList, file string) {
+	now := p.now()
+	for key := range p.issueLog {
+		if key.file == file && issues[key.reason] == nil {
+			delete(p.issueLog, key) // the issue is over: log it again when it returns
+		}
+	}
 	reasons := make([]string, 0, len(issues))
 	for r := range issues {
 		reasons = append(reasons, r)
@@ -197,8 +212,34 @@ func (p *Poller) stationIssues(issues issueList, file string) {
 	for _, r := range reasons {
 		list := issues[r]
 		p.met.stations.WithLabelValues(p.cfg.Feed, r).Add(float64(len(list)))
-		p.log.Warn().Str("file", file).Str("reason", r).Int("stations", len(list)).Str("first", firstFew(list)).Msg("gbfs station issue")
+		key, text := issueKey{file, r}, strings.Join(list, "\n")
+		if last, ok := p.issueLog[key]; ok && last.text == text && now.Sub(last.at) < p.cfg.WarnInterval {
+			continue
+		}
+		p.issueLog[key] = issueLogged{text: text, at: now}
+		ev := p.log.Warn().Str("file", file).Str("reason", r).Int("stations", len(list)).Str("first", firstFew(list))
+		if r == ReasonNoInformation {
+			ev = ev.Strs("ids", idsOf(list, 100))
+		}
+		ev.Msg("gbfs station issue")
 	}
+}
+
+// issueKey and issueLogged remember the last line logged for a reason.
+type issueKey struct{ file, reason string }
+
+type issueLogged struct {
+	text string
+	at   time.Time
+}
+
+// idsOf returns the station ids of "station <id>" issues, at most n.
+func idsOf(list []string, n int) []string {
+	out := make([]string, 0, min(len(list), n))
+	for _, s := range list[:min(len(list), n)] {
+		out = append(out, strings.TrimPrefix(s, "station "))
+	}
+	return out
 }
 
 // firstFew joins the first three items of a list.
