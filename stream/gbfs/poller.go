@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -25,9 +26,12 @@ type Config struct {
 	// Language picks a 2.3 feed list and 3.0 station names.
 	Language string
 	// MinInterval and MaxInterval bound the poll interval, which is
-	// station_status's ttl (ttl 0 polls every MinInterval; a failed poll
-	// is retried after MinInterval).
+	// station_status's ttl (ttl 0 polls every MinInterval).
 	MinInterval, MaxInterval time.Duration
+	// MaxBackoff bounds the wait after failed polls: it doubles from
+	// MinInterval with each failure in a row (jittered), or is the
+	// server's Retry-After if longer.
+	MaxBackoff time.Duration
 	// RefreshInterval bounds how long gbfs.json and station_information
 	// are kept before they are read again (their ttl if shorter).
 	RefreshInterval time.Duration
@@ -65,6 +69,7 @@ func DefaultConfig() Config {
 		Language:           "en",
 		MinInterval:        10 * time.Second,
 		MaxInterval:        5 * time.Minute,
+		MaxBackoff:         15 * time.Minute,
 		RefreshInterval:    time.Hour,
 		Timeout:            10 * time.Second,
 		MaxFeedAge:         5 * time.Minute,
@@ -88,6 +93,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("gbfs: prefix %q: want a subject prefix without spaces or wildcards", c.Prefix)
 	case c.MinInterval <= 0 || c.MaxInterval < c.MinInterval:
 		return fmt.Errorf("gbfs: intervals %v..%v: want 0 < min-interval <= max-interval", c.MinInterval, c.MaxInterval)
+	case c.MaxBackoff < c.MinInterval:
+		return fmt.Errorf("gbfs: max backoff %v: want at least the min-interval %v", c.MaxBackoff, c.MinInterval)
 	case c.RefreshInterval < c.MinInterval:
 		return fmt.Errorf("gbfs: refresh interval %v: want at least the min-interval %v", c.RefreshInterval, c.MinInterval)
 	case c.Timeout <= 0:
@@ -118,6 +125,7 @@ type Poller struct {
 	log    zerolog.Logger
 	client *http.Client
 	now    func() time.Time
+	jitter func() float64 // in [0, 1): spreads the backoff
 
 	disc      *Discovery
 	discAt    time.Time
@@ -130,6 +138,9 @@ type Poller struct {
 	sent      int
 	ahead     episode // last_updated ahead of the clock by more than MaxClockSkew
 	issueLog  map[issueKey]issueLogged
+	failures  int                 // failed polls in a row
+	failing   episode             // those failures, for the log
+	refreshes map[string]*episode // failed re-reads of a file whose copy is kept
 }
 
 // Option adjusts a Poller (for tests: a clock, an HTTP client).
@@ -137,6 +148,10 @@ type Option func(*Poller)
 
 // WithClock makes the poller read the time from now.
 func WithClock(now func() time.Time) Option { return func(p *Poller) { p.now = now } }
+
+// WithJitter makes the poller spread its backoff with jitter, which
+// returns a number in [0, 1) (default: math/rand/v2's Float64).
+func WithJitter(jitter func() float64) Option { return func(p *Poller) { p.jitter = jitter } }
 
 // WithHTTPClient makes the poller use c.
 func WithHTTPClient(c *http.Client) Option { return func(p *Poller) { p.client = c } }
@@ -150,7 +165,8 @@ func NewPoller(cfg Config, pub Publisher, met *Metrics, log zerolog.Logger, opts
 		met = NewMetrics(nil)
 	}
 	p := &Poller{cfg: cfg, pub: pub, met: met, log: log.With().Str("feed", cfg.Feed).Logger(),
-		client: &http.Client{}, now: time.Now, track: newTracker(), issueLog: map[issueKey]issueLogged{}}
+		client: &http.Client{}, now: time.Now, jitter: rand.Float64, track: newTracker(),
+		issueLog: map[issueKey]issueLogged{}, refreshes: map[string]*episode{}}
 	for _, o := range opts {
 		o(p)
 	}
@@ -188,15 +204,16 @@ func (p *Poller) Poll(ctx context.Context) time.Duration {
 		outcome = OutcomeUnchanged
 	case err != nil:
 		outcome = OutcomeFailed
-		if ctx.Err() == nil {
-			p.feedError(err)
-		}
 	}
 	p.met.polls.WithLabelValues(p.cfg.Feed, outcome).Inc()
-	if outcome == OutcomeFailed {
-		return p.cfg.MinInterval
+	switch {
+	case outcome != OutcomeFailed:
+		p.recovered()
+		return min(max(ttl, p.cfg.MinInterval), p.cfg.MaxInterval)
+	case ctx.Err() != nil:
+		return p.cfg.MinInterval // stopping: not the feed's fault
 	}
-	return min(max(ttl, p.cfg.MinInterval), p.cfg.MaxInterval)
+	return p.failed(err)
 }
 
 // errUnchanged: the snapshot was processed before and fully stored.
@@ -253,10 +270,11 @@ func (p *Poller) refresh(ctx context.Context) error {
 		switch {
 		case err == nil:
 			p.disc, p.discAt = &d, now
+			p.refreshed("gbfs")
 		case p.disc == nil:
 			return err
 		default:
-			p.feedError(err)
+			p.refreshFailed(err, "gbfs")
 			p.discAt = now.Add(p.cfg.MinInterval - p.refreshAfter(p.disc.TTL)) // retry soon
 		}
 	}
@@ -275,11 +293,12 @@ func (p *Poller) refresh(ctx context.Context) error {
 				p.info[s.ID] = s
 			}
 			p.stationIssues(problemIssues(si.Problems), FeedStationInformation)
+			p.refreshed(FeedStationInformation)
 			return nil
 		}
 	}
 	if ctx.Err() == nil {
-		p.feedError(err)
+		p.refreshFailed(err, FeedStationInformation)
 	}
 	p.infoAt = now.Add(p.cfg.MinInterval - p.refreshAfter(0)) // retry soon, keep the old copy
 	return nil
@@ -320,10 +339,39 @@ func (p *Poller) publishPending(ctx context.Context) error {
 	return nil
 }
 
-// feedError counts and logs a file that could not be used.
-func (p *Poller) feedError(err error) {
+// feedError counts a file that could not be used and logs it: a warning
+// when ep starts (or WarnInterval after its last warning), else at debug
+// level; wait, when not 0, is the time until the next try.
+func (p *Poller) feedError(err error, ep *episode, msg string, wait time.Duration) {
 	fe := &FeedError{File: "?", Reason: ReasonFetch, Err: err}
 	errors.As(err, &fe)
 	p.met.errors.WithLabelValues(p.cfg.Feed, fe.File, fe.Reason).Inc()
-	p.log.Warn().Str("file", fe.File).Str("reason", fe.Reason).Err(fe.Err).Msg("gbfs feed unusable this poll")
+	ev := p.log.Debug()
+	if ep.occur(p.now(), p.cfg.WarnInterval) {
+		ev = p.log.Warn()
+	}
+	ev = ev.Str("file", fe.File).Str("reason", fe.Reason).Int("failures", ep.count)
+	if wait > 0 {
+		ev = ev.Dur("retry_in", wait)
+	}
+	ev.Err(fe.Err).Msg(msg)
+}
+
+// refreshFailed reports a failed re-read of a file whose copy is kept.
+func (p *Poller) refreshFailed(err error, file string) {
+	ep := p.refreshes[file]
+	if ep == nil {
+		ep = &episode{}
+		p.refreshes[file] = ep
+	}
+	p.feedError(err, ep, "gbfs file unreadable: the copy held is kept", 0)
+}
+
+// refreshed ends a run of failed re-reads of file.
+func (p *Poller) refreshed(file string) {
+	if ep := p.refreshes[file]; ep != nil {
+		if ended, n, since := ep.end(); ended {
+			p.log.Info().Str("file", file).Int("failures", n).Dur("for", p.now().Sub(since).Round(time.Second)).Msg("gbfs file readable again")
+		}
+	}
 }

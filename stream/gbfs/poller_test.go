@@ -270,6 +270,7 @@ func TestConfigValidate(t *testing.T) {
 		{"too many stations per message", func(c *Config) { c.StationsPerMessage = 5000 }},
 		{"negative max clock skew", func(c *Config) { c.MaxClockSkew = -time.Second }},
 		{"zero warn interval", func(c *Config) { c.WarnInterval = 0 }},
+		{"max backoff below min-interval", func(c *Config) { c.MaxBackoff = time.Second }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
