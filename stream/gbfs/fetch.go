@@ -30,7 +30,6 @@ const (
 	ReasonTooLarge   = "too_large"   // body over MaxBodyBytes
 	ReasonMalformed  = "malformed"   // not a GBFS file of the expected kind
 	ReasonStaleFeed  = "stale_feed"  // last_updated too old or going back
-	ReasonPublish    = "publish"     // the status message was not stored
 )
 
 // fetch gets one file within the timeout, refusing bodies over limit.

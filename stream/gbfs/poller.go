@@ -141,6 +141,8 @@ type Poller struct {
 	failures  int                 // failed polls in a row
 	failing   episode             // those failures, for the log
 	refreshes map[string]*episode // failed re-reads of a file whose copy is kept
+	unstored  episode             // polls whose status the daemon did not store
+	lost      int                 // snapshots superseded unstored in that run
 }
 
 // Option adjusts a Poller (for tests: a clock, an HTTP client).
@@ -192,6 +194,9 @@ const (
 	OutcomePublished = "published"
 	OutcomeUnchanged = "unchanged"
 	OutcomeFailed    = "failed"
+	// OutcomePublishFailed: the feed was read but the daemon did not
+	// store the status; the snapshot stays pending.
+	OutcomePublishFailed = "publish_failed"
 )
 
 // Poll reads the feeds once, publishes what is new and returns the wait
@@ -199,21 +204,28 @@ const (
 func (p *Poller) Poll(ctx context.Context) time.Duration {
 	ttl, err := p.poll(ctx)
 	outcome := OutcomePublished
+	var pe *PublishError
 	switch {
 	case errors.Is(err, errUnchanged):
 		outcome = OutcomeUnchanged
+	case errors.As(err, &pe):
+		outcome = OutcomePublishFailed
 	case err != nil:
 		outcome = OutcomeFailed
 	}
 	p.met.polls.WithLabelValues(p.cfg.Feed, outcome).Inc()
 	switch {
-	case outcome != OutcomeFailed:
-		p.recovered()
-		return min(max(ttl, p.cfg.MinInterval), p.cfg.MaxInterval)
-	case ctx.Err() != nil:
+	case outcome == OutcomeFailed && ctx.Err() != nil:
 		return p.cfg.MinInterval // stopping: not the feed's fault
+	case outcome == OutcomeFailed:
+		return p.failed(err)
+	case outcome == OutcomePublishFailed && ctx.Err() == nil:
+		p.publishFailed(pe)
+	case outcome != OutcomePublishFailed:
+		p.stored()
 	}
-	return p.failed(err)
+	p.recovered() // the feed was read
+	return min(max(ttl, p.cfg.MinInterval), p.cfg.MaxInterval)
 }
 
 // errUnchanged: the snapshot was processed before and fully stored.
@@ -249,12 +261,13 @@ func (p *Poller) poll(ctx context.Context) (time.Duration, error) {
 		if err != nil {
 			return 0, err
 		}
+		p.supersede()
 		p.lastStamp, p.lastAt, p.pending, p.sent = st.LastUpdated, at, msgs, 0
 	} else if p.sent == len(p.pending) {
 		return st.TTL, errUnchanged
 	}
 	if err := p.publishPending(ctx); err != nil {
-		return 0, err
+		return st.TTL, err
 	}
 	return st.TTL, nil
 }
@@ -332,7 +345,7 @@ func (p *Poller) publishPending(ctx context.Context) error {
 	for ; p.sent < len(p.pending); p.sent++ {
 		id := stationstatus.MsgID(p.cfg.Feed, p.lastAt, p.sent)
 		if err := p.pub.Publish(ctx, subject, id, p.pending[p.sent]); err != nil {
-			return &FeedError{File: FeedStationStatus, Reason: ReasonPublish, Err: err}
+			return publishError(subject, err)
 		}
 	}
 	p.met.updated.WithLabelValues(p.cfg.Feed).Set(float64(p.lastAt.Unix()))
