@@ -50,6 +50,12 @@ func runGBFS(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	reg := prometheus.NewRegistry()
+	stopMetrics, err := listenMetrics(*metrics, reg, log) // a busy address fails here, before any poll
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	nc, err := connectClient(*url, "dcgpd gbfs")
 	if err != nil {
 		return err
@@ -59,8 +65,6 @@ func runGBFS(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
-	defer serveMetrics(*metrics, reg, log)()
 	p, err := gbfs.NewPoller(cfg, gbfs.JetStreamPublisher{JS: js}, gbfs.NewMetrics(reg), log)
 	if err != nil {
 		return err

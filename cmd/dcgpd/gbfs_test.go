@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -181,4 +182,30 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestGBFSCommandMetricsPortBusy: a --metrics address that cannot be
+// bound fails the command at start, naming the address, before it polls.
+func TestGBFSCommandMetricsPortBusy(t *testing.T) {
+	st := adapterStream(t, "STATUS", "dcgp.status.>")
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	srv := newGBFSServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var stdout, stderr syncBuffer
+	code := run(ctx, []string{"gbfs", "--url", srv.URL + "/gbfs.json", "--feed", "city", "--metrics", addr}, &stdout, &stderr)
+	if ctx.Err() != nil || code != 1 {
+		t.Fatalf("exit %d (context %v), want 1 at start; stderr:\n%s", code, ctx.Err(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), addr) {
+		t.Errorf("the error does not name %s:\n%s", addr, stderr.String())
+	}
+	if info, err := st.Info(context.Background()); err != nil || info.State.Msgs != 0 {
+		t.Errorf("stream holds %d messages, want none: the command must fail before it polls", info.State.Msgs)
+	}
 }
