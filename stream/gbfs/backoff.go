@@ -1,35 +1,11 @@
 package gbfs
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// failed counts and logs a failed poll (a warning when a run of failures
-// starts, then at most once per WarnInterval) and returns the wait before
-// the next: the backoff, or the server's Retry-After if longer, both at
-// most MaxBackoff.
-func (p *Poller) failed(err error) time.Duration {
-	p.failures++
-	wait := p.backoff(p.failures)
-	var fe *FeedError
-	if errors.As(err, &fe) && fe.RetryAfter > wait {
-		wait = min(fe.RetryAfter, p.cfg.MaxBackoff)
-	}
-	p.feedError(err, &p.failing, "gbfs feed unusable: retrying", wait)
-	return wait
-}
-
-// recovered ends a run of failed polls, with one line saying so.
-func (p *Poller) recovered() {
-	p.failures = 0
-	if ended, n, since := p.failing.end(); ended {
-		p.log.Info().Int("failed_polls", n).Dur("for", p.now().Sub(since).Round(time.Second)).Msg("gbfs feed usable again")
-	}
-}
 
 // backoff is the wait after the n-th failed poll in a row: MinInterval
 // doubled n-1 times, at most MaxBackoff, of which the upper half is
