@@ -30,6 +30,10 @@ func runGBFS(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "per HTTP request")
 	fs.DurationVar(&cfg.MaxFeedAge, "max-feed-age", cfg.MaxFeedAge, "refuse a station_status whose last_updated is older")
 	fs.DurationVar(&cfg.MaxReportAge, "max-report-age", cfg.MaxReportAge, "skip a station whose last_reported is this much older than last_updated")
+	fs.DurationVar(&cfg.MaxClockSkew, "max-clock-skew", cfg.MaxClockSkew, "a last_updated further ahead of this clock is published stamped at this clock")
+	fs.DurationVar(&cfg.MaxBackoff, "max-backoff", cfg.MaxBackoff, "longest wait after failed polls (doubling from --min-interval) or for a Retry-After")
+	fs.DurationVar(&cfg.WarnInterval, "warn-interval", cfg.WarnInterval, "repeat the warning of a lasting failure at most this often")
+	fs.BoolVar(&cfg.PublishUninformed, "publish-uninformed", false, "publish, without capacity, stations absent from station_information (default: skip them)")
 	metrics := fs.String("metrics", "", "serve Prometheus /metrics on this address (empty: off)")
 	level := fs.String("log-level", "info", "debug | info | warn | error")
 	format := fs.String("log-format", "auto", "json | console | auto")
@@ -50,6 +54,12 @@ func runGBFS(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	reg := prometheus.NewRegistry()
+	stopMetrics, err := listenMetrics(*metrics, reg, log) // a busy address fails here, before any poll
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	nc, err := connectClient(*url, "dcgpd gbfs")
 	if err != nil {
 		return err
@@ -59,8 +69,6 @@ func runGBFS(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
-	defer serveMetrics(*metrics, reg, log)()
 	p, err := gbfs.NewPoller(cfg, gbfs.JetStreamPublisher{JS: js}, gbfs.NewMetrics(reg), log)
 	if err != nil {
 		return err

@@ -4,12 +4,19 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/dcgpd/dcgpd/stream/natsio"
 	"github.com/dcgpd/dcgpd/stream/stationstatus"
 )
 
@@ -20,25 +27,7 @@ func TestGBFSCommand(t *testing.T) {
 	st := adapterStream(t, "STATUS", "dcgp.status.>")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	now := time.Now().Unix()
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/gbfs.json":
-			fmt.Fprintf(w, `{"last_updated": %d, "ttl": 60, "version": "2.3", "data": {"en": {"feeds": [
-				{"name": "station_information", "url": "%s/si.json"}, {"name": "station_status", "url": "%s/ss.json"}]}}}`, now, srv.URL, srv.URL)
-		case "/si.json":
-			fmt.Fprintf(w, `{"last_updated": %d, "ttl": 3600, "version": "2.3", "data": {"stations": [
-				{"station_id": "a", "name": "A", "lat": 40.7, "lon": -74.0, "capacity": 10}]}}`, now)
-		case "/ss.json":
-			fmt.Fprintf(w, `{"last_updated": %d, "ttl": 60, "version": "2.3", "data": {"stations": [
-				{"station_id": "a", "num_bikes_available": 4, "num_docks_available": 6, "is_installed": true,
-				 "is_renting": true, "is_returning": true, "last_reported": %d}]}}`, now, now-5)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer srv.Close()
+	srv := newGBFSServer(t)
 	runCtx, stop := context.WithCancel(ctx)
 	var stdout, stderr bytes.Buffer
 	done := make(chan int, 1)
@@ -84,5 +73,139 @@ func TestGBFSCommandUsage(t *testing.T) {
 		if code := run(context.Background(), args, &out, &out); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (usage)", args, code)
 		}
+	}
+}
+
+// newGBFSServer serves a GBFS 2.3 system of one station, stamped now.
+func newGBFSServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	now := time.Now().Unix()
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/gbfs.json":
+			fmt.Fprintf(w, `{"last_updated": %d, "ttl": 60, "version": "2.3", "data": {"en": {"feeds": [
+				{"name": "station_information", "url": "%s/si.json"}, {"name": "station_status", "url": "%s/ss.json"}]}}}`, now, srv.URL, srv.URL)
+		case "/si.json":
+			fmt.Fprintf(w, `{"last_updated": %d, "ttl": 3600, "version": "2.3", "data": {"stations": [
+				{"station_id": "a", "name": "A", "lat": 40.7, "lon": -74.0, "capacity": 10}]}}`, now)
+		case "/ss.json":
+			fmt.Fprintf(w, `{"last_updated": %d, "ttl": 60, "version": "2.3", "data": {"stations": [
+				{"station_id": "a", "num_bikes_available": 4, "num_docks_available": 6, "is_installed": true,
+				 "is_renting": true, "is_returning": true, "last_reported": %d}]}}`, now, now-5)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestGBFSCommandBeforeServe: started before the daemon (NATS up, no
+// stream stores the status subject), `dcgpd gbfs` says the daemon is
+// missing, not the feed, and stores the pending snapshot once the stream
+// exists.
+func TestGBFSCommandBeforeServe(t *testing.T) {
+	emb, err := natsio.StartEmbedded("127.0.0.1:-1", t.TempDir(), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Shutdown)
+	t.Setenv("NATS_URL", emb.ClientURL())
+	srv := newGBFSServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(runCtx, []string{"gbfs", "--url", srv.URL + "/gbfs.json", "--feed", "city", "--log-format", "json",
+			"--min-interval", "100ms", "--max-interval", "200ms", "--refresh", "1s"}, &stdout, &stderr)
+	}()
+	waitFor(t, "the warning naming dcgpd serve", 20*time.Second, func() bool {
+		return strings.Contains(stderr.String(), "no JetStream stream stores subject dcgp.status.city: is dcgpd serve running?")
+	}, &stderr)
+	if strings.Contains(stderr.String(), "gbfs feed unusable") {
+		t.Fatalf("the feed blamed for the missing stream:\n%s", stderr.String())
+	}
+	nc, err := nats.Connect(emb.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "STATUS", Subjects: []string{"dcgp.status.>"}, Duplicates: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the pending snapshot stored", 20*time.Second, func() bool {
+		info, err := st.Info(ctx)
+		return err == nil && info.State.Msgs == 1
+	}, &stderr)
+	stop()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "gbfs status stored again") {
+		t.Errorf("no line when the status was stored:\n%s", stderr.String())
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes (then fails
+// the test with log's contents).
+func waitFor(t *testing.T, what string, within time.Duration, cond func() bool, log *syncBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v; stderr:\n%s", what, within, log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a command writing while the test
+// reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestGBFSCommandMetricsPortBusy: a --metrics address that cannot be
+// bound fails the command at start, naming the address, before it polls.
+func TestGBFSCommandMetricsPortBusy(t *testing.T) {
+	st := adapterStream(t, "STATUS", "dcgp.status.>")
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	srv := newGBFSServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var stdout, stderr syncBuffer
+	code := run(ctx, []string{"gbfs", "--url", srv.URL + "/gbfs.json", "--feed", "city", "--metrics", addr}, &stdout, &stderr)
+	if ctx.Err() != nil || code != 1 {
+		t.Fatalf("exit %d (context %v), want 1 at start; stderr:\n%s", code, ctx.Err(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), addr) {
+		t.Errorf("the error does not name %s:\n%s", addr, stderr.String())
+	}
+	if info, err := st.Info(context.Background()); err != nil || info.State.Msgs != 0 {
+		t.Errorf("stream holds %d messages, want none: the command must fail before it polls", info.State.Msgs)
 	}
 }

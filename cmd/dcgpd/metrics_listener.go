@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -10,20 +12,37 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// serveMetrics serves reg's metrics on /metrics at addr (nothing when
-// addr is empty) for an input adapter (`dcgpd gbfs`, `dcgpd ocpi`); the
-// returned function stops the listener and logs how it ended.
-func serveMetrics(addr string, reg *prometheus.Registry, log zerolog.Logger) (stop func()) {
+// listenMetrics binds addr and serves reg's metrics on /metrics there
+// (nothing when addr is empty) for an input adapter; an address that
+// cannot be bound is an error at once, naming it. The returned function
+// stops the listener and logs how it ended.
+func listenMetrics(addr string, reg *prometheus.Registry, log zerolog.Logger) (stop func(), err error) {
 	if addr == "" {
-		return func() {}
+		return func() {}, nil
 	}
-	srv := &http.Server{Addr: addr, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listener on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(ln) }()
 	return func() {
 		_ = srv.Close()
 		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Warn().Err(err).Msg("metrics listener")
+			log.Warn().Err(err).Str("addr", addr).Msg("metrics listener")
 		}
+	}, nil
+}
+
+// serveMetrics is listenMetrics for a command that runs without its
+// metrics (`dcgpd ocpi`): an address that cannot be bound is logged at
+// start.
+func serveMetrics(addr string, reg *prometheus.Registry, log zerolog.Logger) (stop func()) {
+	stop, err := listenMetrics(addr, reg, log)
+	if err != nil {
+		log.Warn().Err(err).Msg("metrics not served")
+		return func() {}
 	}
+	return stop
 }

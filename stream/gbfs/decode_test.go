@@ -1,6 +1,8 @@
 package gbfs
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -109,10 +111,10 @@ func TestDecodeStationInformationProblems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(si.Stations) != 1 || si.Stations[0].ID != "a" {
-		t.Fatalf("stations %+v, want only a", si.Stations)
+	if len(si.Stations) != 0 {
+		t.Fatalf("stations %+v, want none (a is listed twice)", si.Stations)
 	}
-	want := []string{"station #1: station_id missing", "station b: lat and lon", "station c: capacity", "station a: listed twice", "station 17: name: empty localized array"}
+	want := []string{"station #1: station_id missing", "station b: lat and lon", "station c: capacity", "station 17: name: empty localized array", "station a: listed 2 times (entries #0, #4)"}
 	if len(si.Problems) != len(want) {
 		t.Fatalf("problems %v, want %d", si.Problems, len(want))
 	}
@@ -215,4 +217,72 @@ func TestDecodeStationStatusFileErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDecodeDuplicateStations: a station_id listed more than once is
+// refused in every copy (which copy is true cannot be told), as one
+// problem; the other stations are kept.
+func TestDecodeDuplicateStations(t *testing.T) {
+	status := func(id string, bikes int) string {
+		return fmt.Sprintf(`{"station_id": %q, "num_bikes_available": %d, "is_installed": true, "is_renting": true, "is_returning": true, "last_reported": 1714982400}`, id, bikes)
+	}
+	info := func(id string, capacity int) string {
+		return fmt.Sprintf(`{"station_id": %q, "name": "N", "lat": 40.7, "lon": -74.0, "capacity": %d}`, id, capacity)
+	}
+	file := func(stations ...string) []byte {
+		return []byte(`{"last_updated": 1714982430, "ttl": 0, "data": {"stations": [` + strings.Join(stations, ",") + `]}}`)
+	}
+	for _, tc := range []struct {
+		name   string
+		decode func() ([]string, []StationProblem, error)
+		want   []string
+		// problems are the texts the duplicate problems start with.
+		problems []string
+	}{
+		{"status: a bogus first copy", func() ([]string, []StationProblem, error) {
+			f, err := DecodeStationStatus(file(status("a", 0), status("b", 1), status("a", 7)))
+			return statusIDs(f.Stations), f.Problems, err
+		}, []string{"b"}, []string{"station a: listed 2 times"}},
+		{"status: three copies and an unreadable one", func() ([]string, []StationProblem, error) {
+			f, err := DecodeStationStatus(file(status("a", 1), status("a", 1), `{"station_id": "a", "num_bikes_available": -1}`, status("c", 2)))
+			return statusIDs(f.Stations), f.Problems, err
+		}, []string{"c"}, []string{"station a: num_bikes_available", "station a: listed 3 times"}},
+		{"information: a bogus first copy", func() ([]string, []StationProblem, error) {
+			f, err := DecodeStationInformation(file(info("a", 1), info("a", 30), info("b", 20)), "en")
+			var ids []string
+			for _, s := range f.Stations {
+				ids = append(ids, s.ID)
+			}
+			return ids, f.Problems, err
+		}, []string{"b"}, []string{"station a: listed 2 times"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ids, problems, err := tc.decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(ids, tc.want) {
+				t.Fatalf("stations %v, want %v (problems %v)", ids, tc.want, problems)
+			}
+			if len(problems) != len(tc.problems) {
+				t.Fatalf("problems %v, want %d", problems, len(tc.problems))
+			}
+			for i, w := range tc.problems {
+				if !strings.HasPrefix(problems[i].Error(), w) {
+					t.Errorf("problem %d: %q, want it to start %q", i, problems[i].Error(), w)
+				}
+			}
+			if last := problems[len(problems)-1]; !errors.Is(last.Err, ErrDuplicateStation) {
+				t.Errorf("problem %q is not ErrDuplicateStation", last.Error())
+			}
+		})
+	}
+}
+
+func statusIDs(list []StationStatus) []string {
+	var ids []string
+	for _, s := range list {
+		ids = append(ids, s.ID)
+	}
+	return ids
 }

@@ -13,7 +13,24 @@
 // A Poller fetches gbfs.json, station_information and station_status at
 // the feeds' ttl (bounded by MinInterval and MaxInterval), checks each
 // snapshot (stale last_updated, stale last_reported, counts above the
-// capacity, stations that vanish, stations out of service) and publishes
-// the good samples through a Publisher as stationstatus messages. Each
-// problem is logged and counted by reason; the rest keeps flowing.
+// capacity, stations listed twice, stations absent from
+// station_information, stations that vanish, stations out of service) and
+// publishes the good samples through a Publisher as stationstatus
+// messages. Each problem is logged and counted by reason; the rest keeps
+// flowing.
+//
+// Hostile feeds: a station_id listed more than once is refused in every
+// copy (ErrDuplicateStation). A station absent from station_information
+// is skipped unless Config.PublishUninformed. A last_updated more than
+// Config.MaxClockSkew ahead of the poller's clock is published stamped at
+// the poller's clock, so that it does not make later snapshots look
+// older. After a failed poll the wait doubles from MinInterval (jittered,
+// WithJitter) up to Config.MaxBackoff, or is the server's Retry-After if
+// longer (seconds or HTTP date, at most MaxBackoff). A status message the
+// daemon does not store (no stream for the subject: dcgpd serve not
+// running) is a PublishError, not a feed error; the snapshot stays
+// pending until stored. A condition that lasts (failing feed, failing
+// publish, clock ahead, the same stations skipped) is logged when it
+// starts, at most once per Config.WarnInterval while it lasts, and when
+// it ends; every occurrence is counted.
 package gbfs

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 )
 
 // FeedError is a GBFS file that could not be used this poll: Reason is a
@@ -13,6 +14,8 @@ import (
 type FeedError struct {
 	File, Reason string
 	Err          error
+	// RetryAfter is the server's Retry-After (0 when not given).
+	RetryAfter time.Duration
 }
 
 func (e *FeedError) Error() string { return e.File + ": " + e.Err.Error() }
@@ -27,7 +30,6 @@ const (
 	ReasonTooLarge   = "too_large"   // body over MaxBodyBytes
 	ReasonMalformed  = "malformed"   // not a GBFS file of the expected kind
 	ReasonStaleFeed  = "stale_feed"  // last_updated too old or going back
-	ReasonPublish    = "publish"     // the status message was not stored
 )
 
 // fetch gets one file within the timeout, refusing bodies over limit.
@@ -47,7 +49,12 @@ func (p *Poller) fetch(ctx context.Context, file, url string) ([]byte, error) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, &FeedError{File: file, Reason: ReasonHTTPStatus, Err: fmt.Errorf("GET %s: HTTP %s", url, resp.Status)}
+		fe := &FeedError{File: file, Reason: ReasonHTTPStatus, Err: fmt.Errorf("GET %s: HTTP %s", url, resp.Status)}
+		if d, ok := retryAfter(resp.Header.Get("Retry-After"), p.now()); ok {
+			fe.RetryAfter = d
+			fe.Err = fmt.Errorf("GET %s: HTTP %s (Retry-After %v)", url, resp.Status, d)
+		}
+		return nil, fe
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, p.cfg.MaxBodyBytes+1))
 	if err != nil {

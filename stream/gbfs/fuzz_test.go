@@ -1,6 +1,7 @@
 package gbfs
 
 import (
+	"errors"
 	"os"
 	"testing"
 )
@@ -39,11 +40,12 @@ func FuzzDecodeStationInformation(f *testing.F) {
 			}
 			seen[s.ID] = true
 		}
+		checkDuplicates(t, seen, si.Problems)
 	})
 }
 
 func FuzzDecodeStationStatus(f *testing.F) {
-	for _, name := range []string{"v2.3/en/station_status.json", "v3.0/station_status.json", "bad/bad_station.json", "bad/malformed.json"} {
+	for _, name := range []string{"v2.3/en/station_status.json", "v3.0/station_status.json", "bad/bad_station.json", "bad/malformed.json", "bad/duplicate.json"} {
 		f.Add(readFuzzSeed(f, name))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -58,7 +60,19 @@ func FuzzDecodeStationStatus(f *testing.F) {
 			}
 			seen[s.ID] = true
 		}
+		checkDuplicates(t, seen, st.Problems)
 	})
+}
+
+// checkDuplicates fails when a station refused as listed more than once
+// was also kept.
+func checkDuplicates(t *testing.T, kept map[string]bool, problems []StationProblem) {
+	t.Helper()
+	for _, p := range problems {
+		if errors.Is(p.Err, ErrDuplicateStation) && kept[p.Station] {
+			t.Fatalf("station %s refused as a duplicate and kept", p.Station)
+		}
+	}
 }
 
 func readFuzzSeed(f *testing.F, name string) []byte {

@@ -60,7 +60,8 @@ func stationList(file string, body json.RawMessage) ([]json.RawMessage, error) {
 }
 
 // DecodeStationInformation reads station_information. language picks a
-// 3.0 station's localized name (else the first given).
+// 3.0 station's localized name (else the first given). A station_id
+// listed more than once is refused in every copy (ErrDuplicateStation).
 func DecodeStationInformation(data []byte, language string) (StationInformation, error) {
 	const file = "station_information.json"
 	h, body, err := decodeHeader(file, data)
@@ -72,19 +73,19 @@ func DecodeStationInformation(data []byte, language string) (StationInformation,
 		return StationInformation{}, err
 	}
 	si := StationInformation{Header: h, Stations: make([]StationInfo, 0, len(list))}
-	seen := make(map[string]bool, len(list))
+	ids := make([]string, len(list))
 	for i, v := range list {
 		s, err := decodeStationInfo(v, language)
-		if err == nil && seen[s.ID] {
-			err = fmt.Errorf("listed twice")
-		}
+		ids[i] = s.ID
 		if err != nil {
 			si.Problems = append(si.Problems, StationProblem{Station: stationLabel(s.ID, i), Err: err})
 			continue
 		}
-		seen[s.ID] = true
 		si.Stations = append(si.Stations, s)
 	}
+	var dup []StationProblem
+	si.Stations, dup = refuseDuplicates(si.Stations, func(s *StationInfo) string { return s.ID }, ids)
+	si.Problems = append(si.Problems, dup...)
 	return si, nil
 }
 

@@ -10,6 +10,10 @@ type Metrics struct {
 	stations  *prometheus.CounterVec
 	published *prometheus.CounterVec
 	updated   *prometheus.GaugeVec
+	skewed    *prometheus.CounterVec
+
+	publishErrors *prometheus.CounterVec
+	superseded    *prometheus.CounterVec
 }
 
 // NewMetrics registers the poller's metrics with reg (nil: a private
@@ -20,7 +24,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	m := &Metrics{
 		polls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_gbfs_polls_total",
-			Help: "Polls of station_status by outcome: published, unchanged (same last_updated), failed."}, []string{"feed", "outcome"}),
+			Help: "Polls of station_status by outcome: published, unchanged (same last_updated), failed (the feed), publish_failed (the daemon did not store the status)."}, []string{"feed", "outcome"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_gbfs_feed_errors_total",
 			Help: "GBFS files that could not be used, by file and reason."}, []string{"feed", "file", "reason"}),
 		stations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_gbfs_station_issues_total",
@@ -29,7 +33,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Station samples published in status messages."}, []string{"feed"}),
 		updated: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dcgpd_gbfs_last_updated_timestamp_seconds",
 			Help: "last_updated of the newest station_status published, Unix seconds."}, []string{"feed"}),
+		skewed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_gbfs_clock_skew_total",
+			Help: "station_status snapshots whose last_updated was more than the max clock skew ahead of the poller's clock (published stamped at the poller's clock)."}, []string{"feed"}),
+		publishErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_gbfs_publish_errors_total",
+			Help: "Status messages the daemon's JetStream did not store, by reason: no_stream (no stream stores the subject: dcgpd serve not running), timeout, nats."}, []string{"feed", "reason"}),
+		superseded: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_gbfs_snapshots_superseded_total",
+			Help: "Snapshots replaced by a newer one before all their messages were stored."}, []string{"feed"}),
 	}
-	reg.MustRegister(m.polls, m.errors, m.stations, m.published, m.updated)
+	reg.MustRegister(m.polls, m.errors, m.stations, m.published, m.updated, m.skewed, m.publishErrors, m.superseded)
 	return m
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -25,9 +26,12 @@ type Config struct {
 	// Language picks a 2.3 feed list and 3.0 station names.
 	Language string
 	// MinInterval and MaxInterval bound the poll interval, which is
-	// station_status's ttl (ttl 0 polls every MinInterval; a failed poll
-	// is retried after MinInterval).
+	// station_status's ttl (ttl 0 polls every MinInterval).
 	MinInterval, MaxInterval time.Duration
+	// MaxBackoff bounds the wait after failed polls: it doubles from
+	// MinInterval with each failure in a row (jittered), or is the
+	// server's Retry-After if longer.
+	MaxBackoff time.Duration
 	// RefreshInterval bounds how long gbfs.json and station_information
 	// are kept before they are read again (their ttl if shorter).
 	RefreshInterval time.Duration
@@ -38,8 +42,21 @@ type Config struct {
 	// MaxReportAge skips a station whose last_reported is older than
 	// this before the file's last_updated.
 	MaxReportAge time.Duration
+	// MaxClockSkew is how far a last_updated may lie ahead of the
+	// poller's clock; a snapshot further ahead is published stamped at
+	// the poller's clock (counted, logged), so that a stamp from the
+	// future does not make the later snapshots look older.
+	MaxClockSkew time.Duration
+	// WarnInterval bounds how often a condition that lasts (a failing
+	// feed, a clock ahead, the same stations skipped) is logged again:
+	// once when it starts, at most once per WarnInterval while it lasts.
+	WarnInterval time.Duration
 	// MaxBodyBytes refuses larger files.
 	MaxBodyBytes int64
+	// PublishUninformed publishes, without capacity, the stations of
+	// station_status absent from station_information; by default they
+	// are skipped (counted and logged).
+	PublishUninformed bool
 	// StationsPerMessage splits a snapshot into messages of at most this
 	// many stations (each well under the daemon's 1 MiB limit).
 	StationsPerMessage int
@@ -52,10 +69,13 @@ func DefaultConfig() Config {
 		Language:           "en",
 		MinInterval:        10 * time.Second,
 		MaxInterval:        5 * time.Minute,
+		MaxBackoff:         15 * time.Minute,
 		RefreshInterval:    time.Hour,
 		Timeout:            10 * time.Second,
 		MaxFeedAge:         5 * time.Minute,
 		MaxReportAge:       time.Hour,
+		MaxClockSkew:       5 * time.Minute,
+		WarnInterval:       10 * time.Minute,
 		MaxBodyBytes:       32 << 20,
 		StationsPerMessage: 1000,
 	}
@@ -73,12 +93,18 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("gbfs: prefix %q: want a subject prefix without spaces or wildcards", c.Prefix)
 	case c.MinInterval <= 0 || c.MaxInterval < c.MinInterval:
 		return fmt.Errorf("gbfs: intervals %v..%v: want 0 < min-interval <= max-interval", c.MinInterval, c.MaxInterval)
+	case c.MaxBackoff < c.MinInterval:
+		return fmt.Errorf("gbfs: max backoff %v: want at least the min-interval %v", c.MaxBackoff, c.MinInterval)
 	case c.RefreshInterval < c.MinInterval:
 		return fmt.Errorf("gbfs: refresh interval %v: want at least the min-interval %v", c.RefreshInterval, c.MinInterval)
 	case c.Timeout <= 0:
 		return fmt.Errorf("gbfs: timeout %v: want > 0", c.Timeout)
 	case c.MaxFeedAge <= 0 || c.MaxReportAge <= 0:
 		return fmt.Errorf("gbfs: max feed age %v and max report age %v: want > 0", c.MaxFeedAge, c.MaxReportAge)
+	case c.MaxClockSkew < 0:
+		return fmt.Errorf("gbfs: max clock skew %v: want >= 0", c.MaxClockSkew)
+	case c.WarnInterval <= 0:
+		return fmt.Errorf("gbfs: warn interval %v: want > 0", c.WarnInterval)
 	case c.MaxBodyBytes <= 0:
 		return fmt.Errorf("gbfs: max body bytes %d: want > 0", c.MaxBodyBytes)
 	case c.StationsPerMessage <= 0 || c.StationsPerMessage > 2000:
@@ -99,16 +125,24 @@ type Poller struct {
 	log    zerolog.Logger
 	client *http.Client
 	now    func() time.Time
+	jitter func() float64 // in [0, 1): spreads the backoff
 
 	disc      *Discovery
 	discAt    time.Time
 	info      map[string]StationInfo
 	infoAt    time.Time
 	track     tracker
-	lastAt    time.Time // last_updated of the newest snapshot processed
-	pending   [][]byte  // that snapshot's messages, stored up to sent
+	lastStamp time.Time // last_updated of the newest snapshot processed
+	lastAt    time.Time // the time it is published at (lastStamp unless ahead)
+	pending   [][]byte  // its messages, stored up to sent
 	sent      int
-	pendingAt time.Time
+	ahead     episode // last_updated ahead of the clock by more than MaxClockSkew
+	issueLog  map[issueKey]issueLogged
+	failures  int                 // failed polls in a row
+	failing   episode             // those failures, for the log
+	refreshes map[string]*episode // failed re-reads of a file whose copy is kept
+	unstored  episode             // polls whose status the daemon did not store
+	lost      int                 // snapshots superseded unstored in that run
 }
 
 // Option adjusts a Poller (for tests: a clock, an HTTP client).
@@ -116,6 +150,10 @@ type Option func(*Poller)
 
 // WithClock makes the poller read the time from now.
 func WithClock(now func() time.Time) Option { return func(p *Poller) { p.now = now } }
+
+// WithJitter makes the poller spread its backoff with jitter, which
+// returns a number in [0, 1) (default: math/rand/v2's Float64).
+func WithJitter(jitter func() float64) Option { return func(p *Poller) { p.jitter = jitter } }
 
 // WithHTTPClient makes the poller use c.
 func WithHTTPClient(c *http.Client) Option { return func(p *Poller) { p.client = c } }
@@ -129,7 +167,8 @@ func NewPoller(cfg Config, pub Publisher, met *Metrics, log zerolog.Logger, opts
 		met = NewMetrics(nil)
 	}
 	p := &Poller{cfg: cfg, pub: pub, met: met, log: log.With().Str("feed", cfg.Feed).Logger(),
-		client: &http.Client{}, now: time.Now, track: newTracker()}
+		client: &http.Client{}, now: time.Now, jitter: rand.Float64, track: newTracker(),
+		issueLog: map[issueKey]issueLogged{}, refreshes: map[string]*episode{}}
 	for _, o := range opts {
 		o(p)
 	}
@@ -155,6 +194,9 @@ const (
 	OutcomePublished = "published"
 	OutcomeUnchanged = "unchanged"
 	OutcomeFailed    = "failed"
+	// OutcomePublishFailed: the feed was read but the daemon did not
+	// store the status; the snapshot stays pending.
+	OutcomePublishFailed = "publish_failed"
 )
 
 // Poll reads the feeds once, publishes what is new and returns the wait
@@ -162,19 +204,27 @@ const (
 func (p *Poller) Poll(ctx context.Context) time.Duration {
 	ttl, err := p.poll(ctx)
 	outcome := OutcomePublished
+	var pe *PublishError
 	switch {
 	case errors.Is(err, errUnchanged):
 		outcome = OutcomeUnchanged
+	case errors.As(err, &pe):
+		outcome = OutcomePublishFailed
 	case err != nil:
 		outcome = OutcomeFailed
-		if ctx.Err() == nil {
-			p.feedError(err)
-		}
 	}
 	p.met.polls.WithLabelValues(p.cfg.Feed, outcome).Inc()
-	if outcome == OutcomeFailed {
-		return p.cfg.MinInterval
+	switch {
+	case outcome == OutcomeFailed && ctx.Err() != nil:
+		return p.cfg.MinInterval // stopping: not the feed's fault
+	case outcome == OutcomeFailed:
+		return p.failed(err)
+	case outcome == OutcomePublishFailed && ctx.Err() == nil:
+		p.publishFailed(pe)
+	case outcome != OutcomePublishFailed:
+		p.stored()
 	}
+	p.recovered() // the feed was read
 	return min(max(ttl, p.cfg.MinInterval), p.cfg.MaxInterval)
 }
 
@@ -198,24 +248,26 @@ func (p *Poller) poll(ctx context.Context) (time.Duration, error) {
 		return 0, &FeedError{File: FeedStationStatus, Reason: ReasonMalformed, Err: err}
 	}
 	now := p.now()
-	switch {
-	case now.Sub(st.LastUpdated) > p.cfg.MaxFeedAge:
+	if age := now.Sub(st.LastUpdated); age > p.cfg.MaxFeedAge {
 		return 0, &FeedError{File: FeedStationStatus, Reason: ReasonStaleFeed,
-			Err: fmt.Errorf("last_updated %s is %v old (max %v)", st.LastUpdated.Format(time.RFC3339), now.Sub(st.LastUpdated).Round(time.Second), p.cfg.MaxFeedAge)}
-	case st.LastUpdated.Before(p.lastAt):
-		return 0, &FeedError{File: FeedStationStatus, Reason: ReasonStaleFeed,
-			Err: fmt.Errorf("last_updated %s went back from %s", st.LastUpdated.Format(time.RFC3339), p.lastAt.Format(time.RFC3339))}
-	case st.LastUpdated.Equal(p.lastAt) && p.sent == len(p.pending):
-		return st.TTL, errUnchanged
-	case !st.LastUpdated.Equal(p.lastAt):
-		msgs, err := p.snapshot(&st)
+			Err: fmt.Errorf("last_updated %s is %v old (max %v)", st.LastUpdated.Format(time.RFC3339), age.Round(time.Second), p.cfg.MaxFeedAge)}
+	}
+	if !st.LastUpdated.Equal(p.lastStamp) || p.pending == nil {
+		at, err := p.publishTime(st.LastUpdated, now)
 		if err != nil {
 			return 0, err
 		}
-		p.lastAt, p.pending, p.sent, p.pendingAt = st.LastUpdated, msgs, 0, st.LastUpdated
+		msgs, err := p.snapshot(&st, at)
+		if err != nil {
+			return 0, err
+		}
+		p.supersede()
+		p.lastStamp, p.lastAt, p.pending, p.sent = st.LastUpdated, at, msgs, 0
+	} else if p.sent == len(p.pending) {
+		return st.TTL, errUnchanged
 	}
 	if err := p.publishPending(ctx); err != nil {
-		return 0, err
+		return st.TTL, err
 	}
 	return st.TTL, nil
 }
@@ -231,10 +283,11 @@ func (p *Poller) refresh(ctx context.Context) error {
 		switch {
 		case err == nil:
 			p.disc, p.discAt = &d, now
+			p.refreshed("gbfs")
 		case p.disc == nil:
 			return err
 		default:
-			p.feedError(err)
+			p.refreshFailed(err, "gbfs")
 			p.discAt = now.Add(p.cfg.MinInterval - p.refreshAfter(p.disc.TTL)) // retry soon
 		}
 	}
@@ -252,14 +305,13 @@ func (p *Poller) refresh(ctx context.Context) error {
 			for _, s := range si.Stations {
 				p.info[s.ID] = s
 			}
-			if len(si.Problems) > 0 {
-				p.stationIssues(issueList{ReasonBadStation: problemTexts(si.Problems)}, FeedStationInformation)
-			}
+			p.stationIssues(problemIssues(si.Problems), FeedStationInformation)
+			p.refreshed(FeedStationInformation)
 			return nil
 		}
 	}
 	if ctx.Err() == nil {
-		p.feedError(err)
+		p.refreshFailed(err, FeedStationInformation)
 	}
 	p.infoAt = now.Add(p.cfg.MinInterval - p.refreshAfter(0)) // retry soon, keep the old copy
 	return nil
@@ -291,19 +343,11 @@ func (p *Poller) refreshAfter(ttl time.Duration) time.Duration {
 func (p *Poller) publishPending(ctx context.Context) error {
 	subject := p.cfg.Subject()
 	for ; p.sent < len(p.pending); p.sent++ {
-		id := stationstatus.MsgID(p.cfg.Feed, p.pendingAt, p.sent)
+		id := stationstatus.MsgID(p.cfg.Feed, p.lastAt, p.sent)
 		if err := p.pub.Publish(ctx, subject, id, p.pending[p.sent]); err != nil {
-			return &FeedError{File: FeedStationStatus, Reason: ReasonPublish, Err: err}
+			return publishError(subject, err)
 		}
 	}
-	p.met.updated.WithLabelValues(p.cfg.Feed).Set(float64(p.pendingAt.Unix()))
+	p.met.updated.WithLabelValues(p.cfg.Feed).Set(float64(p.lastAt.Unix()))
 	return nil
-}
-
-// feedError counts and logs a file that could not be used.
-func (p *Poller) feedError(err error) {
-	fe := &FeedError{File: "?", Reason: ReasonFetch, Err: err}
-	errors.As(err, &fe)
-	p.met.errors.WithLabelValues(p.cfg.Feed, fe.File, fe.Reason).Inc()
-	p.log.Warn().Str("file", fe.File).Str("reason", fe.Reason).Err(fe.Err).Msg("gbfs feed unusable this poll")
 }

@@ -115,12 +115,14 @@ func TestPollBadFeeds(t *testing.T) {
 			nil, map[string]float64{ReasonStaleReport: 1}},
 		{"a station stops renting", []badStep{{file: "bad/not_renting.json", outcome: OutcomePublished, stations: all}, recovered},
 			nil, map[string]float64{ReasonNotRenting: 2, ReasonNotReturning: 1}},
+		{"a station listed twice, a bogus copy first", []badStep{{file: "bad/duplicate.json", outcome: OutcomePublished, stations: []string{"116", "79", "82", "83"}}, recovered},
+			nil, map[string]float64{ReasonDuplicate: 1}},
 		{"unreadable stations", []badStep{{file: "bad/bad_station.json", outcome: OutcomePublished, stations: []string{"116", "72", "83"}}, recovered},
 			nil, map[string]float64{ReasonBadStation: 2}},
 		{"publish fails, then the same snapshot is retried", []badStep{
-			{file: "bad/over_capacity.json", pubErr: errors.New("nats: no responders"), outcome: OutcomeFailed},
+			{file: "bad/over_capacity.json", pubErr: errors.New("nats: no responders"), outcome: OutcomePublishFailed},
 			{file: "bad/over_capacity.json", outcome: OutcomePublished, stations: []string{"116", "79", "82", "83"}}, recovered},
-			map[[2]string]float64{{FeedStationStatus, ReasonPublish}: 1}, map[string]float64{ReasonOverCapacity: 1}},
+			nil, map[string]float64{ReasonOverCapacity: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := newFeedServer(t)
@@ -266,6 +268,9 @@ func TestConfigValidate(t *testing.T) {
 		{"min above max", func(c *Config) { c.MinInterval = time.Hour }},
 		{"zero timeout", func(c *Config) { c.Timeout = 0 }},
 		{"too many stations per message", func(c *Config) { c.StationsPerMessage = 5000 }},
+		{"negative max clock skew", func(c *Config) { c.MaxClockSkew = -time.Second }},
+		{"zero warn interval", func(c *Config) { c.WarnInterval = 0 }},
+		{"max backoff below min-interval", func(c *Config) { c.MaxBackoff = time.Second }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()

@@ -25,12 +25,13 @@ type feedServer struct {
 	files    map[string]string // path -> testdata file
 	statuses map[string]int
 	delays   map[string]time.Duration
+	headers  map[string]http.Header // extra response headers by path
 	hits     map[string]int
 }
 
 func newFeedServer(t *testing.T) *feedServer {
 	t.Helper()
-	fs := &feedServer{files: map[string]string{}, statuses: map[string]int{}, delays: map[string]time.Duration{}, hits: map[string]int{}}
+	fs := &feedServer{files: map[string]string{}, statuses: map[string]int{}, delays: map[string]time.Duration{}, headers: map[string]http.Header{}, hits: map[string]int{}}
 	fs.Server = httptest.NewServer(http.HandlerFunc(fs.serve))
 	t.Cleanup(fs.Close)
 	return fs
@@ -43,6 +44,9 @@ func (fs *feedServer) serve(w http.ResponseWriter, r *http.Request) {
 		file = filepath.Join("testdata", filepath.FromSlash(strings.TrimPrefix(r.URL.Path, "/")))
 	}
 	status, delay := fs.statuses[r.URL.Path], fs.delays[r.URL.Path]
+	for k, v := range fs.headers[r.URL.Path] {
+		w.Header()[k] = v
+	}
 	fs.hits[r.URL.Path]++
 	fs.mu.Unlock()
 	if delay > 0 {
@@ -75,6 +79,17 @@ func (fs *feedServer) set(path, file string, status int, delay time.Duration) {
 		delete(fs.files, path)
 	}
 	fs.statuses[path], fs.delays[path] = status, delay
+}
+
+// setHeader adds a response header at path ("" value: none).
+func (fs *feedServer) setHeader(path, key, value string) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	h := http.Header{}
+	if value != "" {
+		h.Set(key, value)
+	}
+	fs.headers[path] = h
 }
 
 func (fs *feedServer) hitCount(path string) int {

@@ -45,7 +45,8 @@ type rawStationStatus struct {
 }
 
 // DecodeStationStatus reads station_status (2.3 or 3.0 field names; a
-// station giving both names must give the same count).
+// station giving both names must give the same count). A station_id
+// listed more than once is refused in every copy (ErrDuplicateStation).
 func DecodeStationStatus(data []byte) (StationStatusFeed, error) {
 	const file = "station_status.json"
 	h, body, err := decodeHeader(file, data)
@@ -57,19 +58,19 @@ func DecodeStationStatus(data []byte) (StationStatusFeed, error) {
 		return StationStatusFeed{}, err
 	}
 	f := StationStatusFeed{Header: h, Stations: make([]StationStatus, 0, len(list))}
-	seen := make(map[string]bool, len(list))
+	ids := make([]string, len(list))
 	for i, v := range list {
 		s, err := decodeStationStatus(v)
-		if err == nil && seen[s.ID] {
-			err = fmt.Errorf("listed twice")
-		}
+		ids[i] = s.ID
 		if err != nil {
 			f.Problems = append(f.Problems, StationProblem{Station: stationLabel(s.ID, i), Err: err})
 			continue
 		}
-		seen[s.ID] = true
 		f.Stations = append(f.Stations, s)
 	}
+	var dup []StationProblem
+	f.Stations, dup = refuseDuplicates(f.Stations, func(s *StationStatus) string { return s.ID }, ids)
+	f.Problems = append(f.Problems, dup...)
 	return f, nil
 }
 
