@@ -45,7 +45,7 @@ func (p *Planner) Config() Config { return p.cfg }
 // Config's correlation model, by Gauss–Hermite quadrature (see the
 // package documentation). pickups and returns must cover the same bins.
 func (p *Planner) Risk(dst *Risk, st Station, pickups, returns Forecast) error {
-	if err := p.check(st, len(pickups.Mean), len(returns.Mean)); err != nil {
+	if err := p.check(dst, st, len(pickups.Mean), len(returns.Mean)); err != nil {
 		return err
 	}
 	if err := checkForecast("pickups", pickups); err != nil {
@@ -62,7 +62,7 @@ func (p *Planner) Risk(dst *Risk, st Station, pickups, returns Forecast) error {
 // forecasts, or a baseline's rates). lambda and mu must have the same
 // length.
 func (p *Planner) RiskAtRates(dst *Risk, st Station, lambda, mu []float64) error {
-	if err := p.check(st, len(lambda), len(mu)); err != nil {
+	if err := p.check(dst, st, len(lambda), len(mu)); err != nil {
 		return err
 	}
 	for k := range lambda {
@@ -76,8 +76,10 @@ func (p *Planner) RiskAtRates(dst *Risk, st Station, lambda, mu []float64) error
 	return p.run(dst, st, Forecast{Mean: lambda}, Forecast{Mean: mu})
 }
 
-func (p *Planner) check(st Station, nl, nm int) error {
+func (p *Planner) check(dst *Risk, st Station, nl, nm int) error {
 	switch {
+	case dst == nil:
+		return fmt.Errorf("inventory: nil destination: pass a *Risk to fill")
 	case st.Capacity < 0:
 		return fmt.Errorf("inventory: capacity %d is negative", st.Capacity)
 	case st.Capacity > p.cfg.MaxCapacity:

@@ -92,8 +92,23 @@ func (p *Planner) run(dst *Risk, st Station, pickups, returns Forecast) error {
 			p.backwardPass(dst, plan, &lr, &mr, zl, zm, wt)
 		}
 	}
+	certain(dst)
 	p.decide(dst)
 	return nil
+}
+
+// certain sets the first passages that are certain exactly: a station
+// that starts empty (full) has run empty (full) within every horizon,
+// whatever the quadrature's weights sum to in floating point.
+func certain(dst *Risk) {
+	for k := range dst.EmptyWithin {
+		if dst.Bikes == 0 {
+			dst.EmptyWithin[k] = 1
+		}
+		if dst.Bikes == dst.Capacity {
+			dst.FullWithin[k] = 1
+		}
+	}
 }
 
 // forwardPass adds wt × the outlook from Bikes at shared nodes zl, zm.
