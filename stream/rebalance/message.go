@@ -49,9 +49,10 @@ type StationRisk struct {
 	// StatusAt is the time of the status sample the inventory comes from.
 	StatusAt *time.Time `json:"status_at,omitempty"`
 	// Capacity is the usable docks (bikes + docks available) and Bikes
-	// the usable bikes.
-	Capacity int `json:"capacity,omitempty"`
-	Bikes    int `json:"bikes,omitempty"`
+	// the usable bikes, always written (0 is an empty station, not a
+	// missing value; both are 0 when the status left them unknown).
+	Capacity int `json:"capacity"`
+	Bikes    int `json:"bikes"`
 	// EmptyWithin[h-1] and FullWithin[h-1]: P(empty / full at some time
 	// within h bins).
 	EmptyWithin []float64 `json:"empty_within,omitempty"`
