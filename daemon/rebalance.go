@@ -42,7 +42,7 @@ func jobConfig(rc *config.RebalanceConfig, p, r *config.ModelConfig) rebalance.C
 	c := rebalance.DefaultConfig()
 	c.Name, c.Pickups, c.Returns, c.PlanningBins = rc.Name, rc.Pickups, rc.Returns, rc.PlanningBins
 	for _, f := range []struct{ v, dst *float64 }{{rc.PickupWeight, &c.PickupWeight}, {rc.ReturnWeight, &c.ReturnWeight},
-		{rc.CensorFraction, &c.CensorFraction}, {rc.MinCoverage, &c.MinCoverage}} {
+		{rc.CensorFraction, &c.CensorFraction}, {rc.MinCoverage, &c.MinCoverage}, {rc.UrgencyThreshold, &c.UrgencyThreshold}} {
 		if f.v != nil {
 			*f.dst = *f.v
 		}
@@ -50,7 +50,7 @@ func jobConfig(rc *config.RebalanceConfig, p, r *config.ModelConfig) rebalance.C
 	for _, d := range []struct {
 		v   config.Duration
 		dst *time.Duration
-	}{{rc.MaxHold, &c.MaxHold}, {rc.MaxReportAge, &c.MaxReportAge}, {rc.MaxStatusAge, &c.MaxStatusAge}} {
+	}{{rc.MaxHold, &c.MaxHold}, {rc.MaxReportAge, &c.MaxReportAge}, {rc.MaxStatusAge, &c.MaxStatusAge}, {rc.RiskHorizon, &c.RiskHorizon}} {
 		if d.v.Duration != 0 {
 			*d.dst = d.v.Duration
 		}

@@ -2,6 +2,7 @@ package rebalance
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,5 +137,25 @@ func TestRiskerActs(t *testing.T) {
 	}
 	if m.RiskBins != 3 || m.Threshold != 0.5 || m.Stations[0]["name"] != "Astor Pl" || m.Stations[0]["by"] != "2024-05-06T09:00:00Z" {
 		t.Errorf("message: risk_bins %d, threshold %v, first station %v", m.RiskBins, m.Threshold, m.Stations[0])
+	}
+}
+
+func TestConfigValidatesUrgency(t *testing.T) {
+	if c := testConfig(); c.Validate() != nil || c.RiskHorizon != 3*time.Hour || c.UrgencyThreshold != 0.5 {
+		t.Fatalf("defaults: %v, risk_horizon %v, urgency_threshold %v", c.Validate(), c.RiskHorizon, c.UrgencyThreshold)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+	}{
+		{"risk_horizon", func(c *Config) { c.RiskHorizon = 0 }},
+		{"urgency_threshold", func(c *Config) { c.UrgencyThreshold = 0 }},
+		{"urgency_threshold", func(c *Config) { c.UrgencyThreshold = 1.01 }},
+	} {
+		c := testConfig()
+		tc.edit(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("%+v: error %v, want one naming %s", c, err, tc.name)
+		}
 	}
 }
