@@ -92,7 +92,7 @@ func riskView(rc *config.RebalanceConfig, job *rebalance.Job, now time.Time) Ris
 		v.StatusAt, v.StatusAgeSeconds = &at, int64(now.Sub(at)/time.Second)
 		if age := now.Sub(at); age > jc.MaxStatusAge {
 			v.Stale = true
-			v.StaleDetail = fmt.Sprintf("newest status %s old (max_status_age %s)", roundAge(age), jc.MaxStatusAge)
+			v.StaleDetail = fmt.Sprintf("newest status %s old (max_status_age %s)", humanAge(age), humanAge(jc.MaxStatusAge))
 		}
 	}
 	if newest == nil {
@@ -104,7 +104,7 @@ func riskView(rc *config.RebalanceConfig, job *rebalance.Job, now time.Time) Ris
 	if shown != newest {
 		v.Stale = true
 		v.StaleDetail = joinDetail(v.StaleDetail, fmt.Sprintf("no station had usable status at %s; showing the ranking as of %s, %s before",
-			newest.BinEnd.UTC().Format(time.RFC3339), shown.BinEnd.UTC().Format(time.RFC3339), newest.BinEnd.Sub(shown.BinEnd)))
+			newest.BinEnd.UTC().Format(time.RFC3339), shown.BinEnd.UTC().Format(time.RFC3339), humanAge(newest.BinEnd.Sub(shown.BinEnd))))
 	}
 	bs, be := shown.BinStart.UTC(), shown.BinEnd.UTC()
 	v.BinStart, v.BinEnd = &bs, &be
@@ -133,13 +133,23 @@ func viewEntry(s *rebalance.StationRisk, riskBins int) RiskViewEntry {
 	return e
 }
 
-// roundAge rounds an age for people: to the second under a minute, else
-// to the minute.
-func roundAge(d time.Duration) time.Duration {
-	if d < time.Minute {
-		return d.Round(time.Second)
+// humanAge writes an age for people: "45 s", "42 min", "1 h 5 min",
+// "3 d 2 h".
+func humanAge(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Round(time.Minute)/time.Minute))
+	case d < 48*time.Hour:
+		d = d.Round(time.Minute)
+		if m := int(d%time.Hour) / int(time.Minute); m != 0 {
+			return fmt.Sprintf("%d h %d min", int(d/time.Hour), m)
+		}
+		return fmt.Sprintf("%d h", int(d/time.Hour))
 	}
-	return d.Round(time.Minute)
+	d = d.Round(time.Hour)
+	return fmt.Sprintf("%d d %d h", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
 }
 
 func joinDetail(a, b string) string {

@@ -107,7 +107,7 @@ func TestRiskViewStaleKeepsRanking(t *testing.T) {
 	f.status(f.t0.Add(59 * time.Minute))
 	f.bin(0)
 	v := riskView(&f.rc, f.job, f.t0.Add(2*time.Hour))
-	if !v.Stale || !strings.Contains(v.StaleDetail, "newest status 1h1m0s old (max_status_age 30m0s)") || len(v.Stations) != 3 || v.Urgent != 2 {
+	if !v.Stale || !strings.Contains(v.StaleDetail, "newest status 1 h 1 min old (max_status_age 30 min)") || len(v.Stations) != 3 || v.Urgent != 2 {
 		t.Fatalf("silent feed, no new bin: stale %v %q, %d stations, %d urgent", v.Stale, v.StaleDetail, len(v.Stations), v.Urgent)
 	}
 	f.bin(1) // its end is 61 min after the newest status: every station stale_status
@@ -115,7 +115,7 @@ func TestRiskViewStaleKeepsRanking(t *testing.T) {
 		t.Fatalf("newest bin: %+v", f.job.Ranked().Stations[0])
 	}
 	v = riskView(&f.rc, f.job, f.t0.Add(2*time.Hour+time.Minute))
-	if !v.Stale || !strings.Contains(v.StaleDetail, "no station had usable status at 2024-05-06T10:00:00Z; showing the ranking as of 2024-05-06T09:00:00Z, 1h0m0s before") ||
+	if !v.Stale || !strings.Contains(v.StaleDetail, "no station had usable status at 2024-05-06T10:00:00Z; showing the ranking as of 2024-05-06T09:00:00Z, 1 h before") ||
 		len(v.Stations) != 3 || v.Stations[0].Status != rebalance.StatusOK || !v.BinEnd.Equal(f.t0.Add(time.Hour)) || v.Statuses[rebalance.StatusStale] != 3 {
 		t.Fatalf("stale bin: stale %v %q, bin end %v, statuses %v, first %+v", v.Stale, v.StaleDetail, v.BinEnd, v.Statuses, v.Stations[0])
 	}
@@ -133,5 +133,14 @@ func TestRiskViewBeforeFirstBin(t *testing.T) {
 	v := riskView(&f.rc, f.job, f.t0)
 	if v.Stale || v.BinEnd != nil || v.StatusAt != nil || len(v.Stations) != 0 || v.Stations == nil {
 		t.Fatalf("before any status or bin: %+v", v)
+	}
+}
+
+func TestHumanAge(t *testing.T) {
+	for d, want := range map[time.Duration]string{44*time.Second + 600*time.Millisecond: "45 s", 42 * time.Minute: "42 min",
+		time.Hour: "1 h", 65 * time.Minute: "1 h 5 min", 74 * time.Hour: "3 d 2 h"} {
+		if got := humanAge(d); got != want {
+			t.Errorf("humanAge(%v) = %q, want %q", d, got, want)
+		}
 	}
 }
