@@ -30,6 +30,11 @@ type RebalanceConfig struct {
 	MaxHold        Duration `toml:"max_hold"`
 	MaxReportAge   Duration `toml:"max_report_age"`
 	MaxStatusAge   Duration `toml:"max_status_age"`
+	// RiskHorizon is the horizon of the stated P(empty) and P(full) and
+	// of a move's urgency and by-when; UrgencyThreshold the probability
+	// at which a move is urgent (see package rebalance).
+	RiskHorizon      Duration `toml:"risk_horizon"`
+	UrgencyThreshold *float64 `toml:"urgency_threshold"`
 }
 
 // StatusFeed is the entry's status feed name.
@@ -85,7 +90,8 @@ func (c *Config) validateRebalance() error {
 			lo, hi   float64
 			loClosed bool
 		}{{"pickup_weight", rc.PickupWeight, 0, math.Inf(1), true}, {"return_weight", rc.ReturnWeight, 0, math.Inf(1), true},
-			{"censor_fraction", rc.CensorFraction, 0, 1, false}, {"min_coverage", rc.MinCoverage, 0, 1, false}} {
+			{"censor_fraction", rc.CensorFraction, 0, 1, false}, {"min_coverage", rc.MinCoverage, 0, 1, false},
+			{"urgency_threshold", rc.UrgencyThreshold, 0, 1, false}} {
 			if f.v == nil {
 				continue
 			}
@@ -96,7 +102,7 @@ func (c *Config) validateRebalance() error {
 		for _, d := range []struct {
 			key string
 			v   Duration
-		}{{"max_hold", rc.MaxHold}, {"max_report_age", rc.MaxReportAge}, {"max_status_age", rc.MaxStatusAge}} {
+		}{{"max_hold", rc.MaxHold}, {"max_report_age", rc.MaxReportAge}, {"max_status_age", rc.MaxStatusAge}, {"risk_horizon", rc.RiskHorizon}} {
 			if d.v.Duration < 0 {
 				return bad(d.key, "must be > 0 (left out: the default), got %v", d.v)
 			}

@@ -33,6 +33,8 @@ returns = "returns"
 planning_bins = 12
 return_weight = 0.5
 max_hold = "5m"
+risk_horizon = "2h"
+urgency_threshold = 0.6
 `
 
 func TestDecodeRebalanceConfig(t *testing.T) {
@@ -45,7 +47,7 @@ func TestDecodeRebalanceConfig(t *testing.T) {
 	}
 	rc := &c.Rebalance[0]
 	if rc.StatusFeed() != "citibike" || rc.PlanningBins != 12 || rc.PickupWeight != nil || *rc.ReturnWeight != 0.5 || rc.CensorFraction != nil ||
-		rc.MaxHold.Duration != 5*time.Minute || rc.MaxReportAge.Duration != 0 {
+		rc.MaxHold.Duration != 5*time.Minute || rc.MaxReportAge.Duration != 0 || rc.RiskHorizon.Duration != 2*time.Hour || *rc.UrgencyThreshold != 0.6 {
 		t.Fatalf("entry %+v", rc)
 	}
 }
@@ -59,6 +61,9 @@ func TestDecodeRebalanceConfigErrors(t *testing.T) {
 		{`return_weight = 0.5`, `return_weight = -1.0`, "return_weight: -1 is outside [0, +Inf]"},
 		{`max_hold = "5m"`, `censor_fraction = 0.0`, "censor_fraction: 0 is outside (0, 1]"},
 		{`max_hold = "5m"`, `min_coverage = 1.5`, "min_coverage"},
+		{`urgency_threshold = 0.6`, `urgency_threshold = 0.0`, "urgency_threshold: 0 is outside (0, 1]"},
+		{`urgency_threshold = 0.6`, `urgency_threshold = 1.5`, "urgency_threshold: 1.5 is outside (0, 1]"},
+		{`risk_horizon = "2h"`, `risk_horizon = "-1h"`, "risk_horizon: must be > 0"},
 		{`max_hold = "5m"`, `maxhold = "5m"`, `unknown key "rebalance.maxhold"`},
 		{"horizon = 12", "horizon = 0", "forecast horizon of at least 1 bin"},
 		{"name = \"returns\"\nbin = \"1h\"", "name = \"returns\"\nbin = \"30m\"", "same bin and origin"},

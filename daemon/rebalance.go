@@ -2,10 +2,8 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
@@ -42,7 +40,7 @@ func jobConfig(rc *config.RebalanceConfig, p, r *config.ModelConfig) rebalance.C
 	c := rebalance.DefaultConfig()
 	c.Name, c.Pickups, c.Returns, c.PlanningBins = rc.Name, rc.Pickups, rc.Returns, rc.PlanningBins
 	for _, f := range []struct{ v, dst *float64 }{{rc.PickupWeight, &c.PickupWeight}, {rc.ReturnWeight, &c.ReturnWeight},
-		{rc.CensorFraction, &c.CensorFraction}, {rc.MinCoverage, &c.MinCoverage}} {
+		{rc.CensorFraction, &c.CensorFraction}, {rc.MinCoverage, &c.MinCoverage}, {rc.UrgencyThreshold, &c.UrgencyThreshold}} {
 		if f.v != nil {
 			*f.dst = *f.v
 		}
@@ -50,7 +48,7 @@ func jobConfig(rc *config.RebalanceConfig, p, r *config.ModelConfig) rebalance.C
 	for _, d := range []struct {
 		v   config.Duration
 		dst *time.Duration
-	}{{rc.MaxHold, &c.MaxHold}, {rc.MaxReportAge, &c.MaxReportAge}, {rc.MaxStatusAge, &c.MaxStatusAge}} {
+	}{{rc.MaxHold, &c.MaxHold}, {rc.MaxReportAge, &c.MaxReportAge}, {rc.MaxStatusAge, &c.MaxStatusAge}, {rc.RiskHorizon, &c.RiskHorizon}} {
 		if d.v.Duration != 0 {
 			*d.dst = d.v.Duration
 		}
@@ -204,81 +202,4 @@ func (d *Daemon) ingestStatus(rr *rebalanceRun, msg jetstream.Msg) {
 		return
 	}
 	rr.job.Ingest(m)
-}
-
-// RiskView is one rebalanced system on the page: its newest bin's
-// stations, the ones with a risk ranked first (at most PageRiskStations).
-type RiskView struct {
-	Name     string          `json:"name"`
-	Pickups  string          `json:"pickups"`
-	Returns  string          `json:"returns"`
-	BinStart *time.Time      `json:"bin_start,omitempty"`
-	BinEnd   *time.Time      `json:"bin_end,omitempty"`
-	Stations []RiskViewEntry `json:"stations"`
-	// Statuses counts the newest bin's stations by status.
-	Statuses map[string]int `json:"statuses"`
-}
-
-// RiskViewEntry is one station's line on the page.
-type RiskViewEntry struct {
-	Station      string  `json:"station"`
-	Status       string  `json:"status"`
-	Detail       string  `json:"detail,omitempty"`
-	Bikes        int     `json:"bikes"`
-	Capacity     int     `json:"capacity"`
-	Empty        float64 `json:"p_empty"`
-	Full         float64 `json:"p_full"`
-	UnmetPickups float64 `json:"unmet_pickups"`
-	UnmetReturns float64 `json:"unmet_returns"`
-	Best         int     `json:"best"`
-	Score        float64 `json:"score"`
-}
-
-// PageRiskStations bounds the stations the page lists per system.
-const PageRiskStations = 50
-
-// RiskIndex is the page's view of every [[rebalance]] entry.
-func (d *Daemon) RiskIndex() []RiskView {
-	out := []RiskView{}
-	for _, rr := range d.rebal {
-		jc := rr.job.Config()
-		v := RiskView{Name: rr.cfg.Name, Pickups: rr.cfg.Pickups, Returns: rr.cfg.Returns, Stations: []RiskViewEntry{}, Statuses: map[string]int{}}
-		if rk := rr.job.Ranked(); rk != nil {
-			bs, be := rk.BinStart.UTC(), rk.BinEnd.UTC()
-			v.BinStart, v.BinEnd = &bs, &be
-			for _, s := range rk.Stations {
-				v.Statuses[s.Status]++
-				if len(v.Stations) == PageRiskStations {
-					continue
-				}
-				e := RiskViewEntry{Station: s.Station, Status: s.Status, Detail: s.Detail, Bikes: s.Bikes, Capacity: s.Capacity,
-					UnmetPickups: s.UnmetPickups, UnmetReturns: s.UnmetReturns, Best: s.Best, Score: s.Score}
-				if p := planningIndex(&jc, len(s.EmptyWithin)); p >= 0 {
-					e.Empty, e.Full = s.EmptyWithin[p], s.FullWithin[p]
-				}
-				v.Stations = append(v.Stations, e)
-			}
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-// planningIndex is the index of the planning horizon in a station's
-// per-horizon slices of length n (-1 when empty).
-func planningIndex(c *rebalance.Config, n int) int {
-	if n == 0 {
-		return -1
-	}
-	if c.PlanningBins > 0 && c.PlanningBins < n {
-		return c.PlanningBins - 1
-	}
-	return n - 1
-}
-
-// serveRisk answers /api/risk: RiskIndex as JSON.
-func (d *Daemon) serveRisk(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	_ = json.NewEncoder(w).Encode(d.RiskIndex())
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"unicode/utf8"
 )
 
 // StationInformation is a station_information file.
@@ -154,4 +155,16 @@ func stationLabel(id string, i int) string {
 		return id
 	}
 	return fmt.Sprintf("#%d", i)
+}
+
+// shortName cuts a station's name to at most n bytes, at a character
+// boundary (the status message bounds its names).
+func shortName(name string, n int) string {
+	if len(name) <= n {
+		return name
+	}
+	for n > 0 && !utf8.RuneStart(name[n]) {
+		n--
+	}
+	return name[:n]
 }

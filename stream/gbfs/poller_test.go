@@ -24,17 +24,17 @@ func TestPollRecorded(t *testing.T) {
 		outOfUse map[string]float64
 	}{
 		{"v2.3", time.Minute, []stationstatus.Sample{
-			{Station: "116", Capacity: intp(50), BikesAvailable: 20, DocksAvailable: intp(30), Installed: true, Renting: true, Returning: true, LastReported: u(1714982428)},
-			{Station: "72", Capacity: intp(55), BikesAvailable: 12, DocksAvailable: intp(41), BikesDisabled: 1, DocksDisabled: 1, Installed: true, Renting: true, Returning: true, LastReported: u(1714982410)},
-			{Station: "79", Capacity: intp(33), BikesAvailable: 0, DocksAvailable: intp(32), BikesDisabled: 1, Installed: true, Renting: true, Returning: true, LastReported: u(1714982395)},
-			{Station: "82", Capacity: intp(27), BikesAvailable: 27, DocksAvailable: intp(0), Installed: true, Renting: true, Returning: true, LastReported: u(1714982401)},
-			{Station: "83", Capacity: intp(62), BikesAvailable: 3, DocksAvailable: intp(59), Installed: true, LastReported: u(1714981800)},
+			{Station: "116", Name: "W 17 St & 8 Ave", Capacity: intp(50), BikesAvailable: 20, DocksAvailable: intp(30), Installed: true, Renting: true, Returning: true, LastReported: u(1714982428)},
+			{Station: "72", Name: "W 52 St & 11 Ave", Capacity: intp(55), BikesAvailable: 12, DocksAvailable: intp(41), BikesDisabled: 1, DocksDisabled: 1, Installed: true, Renting: true, Returning: true, LastReported: u(1714982410)},
+			{Station: "79", Name: "Franklin St & W Broadway", Capacity: intp(33), BikesAvailable: 0, DocksAvailable: intp(32), BikesDisabled: 1, Installed: true, Renting: true, Returning: true, LastReported: u(1714982395)},
+			{Station: "82", Name: "St James Pl & Pearl St", Capacity: intp(27), BikesAvailable: 27, DocksAvailable: intp(0), Installed: true, Renting: true, Returning: true, LastReported: u(1714982401)},
+			{Station: "83", Name: "Atlantic Ave & Fort Greene Pl", Capacity: intp(62), BikesAvailable: 3, DocksAvailable: intp(59), Installed: true, LastReported: u(1714981800)},
 		}, map[string]float64{ReasonNotRenting: 1, ReasonNotReturning: 1, ReasonNotInstalled: 0}},
 		{"v3.0", 30 * time.Second, []stationstatus.Sample{
-			{Station: "bcn:1", Capacity: intp(46), BikesAvailable: 9, DocksAvailable: intp(33), BikesDisabled: 2, DocksDisabled: 2, Installed: true, Renting: true, Returning: true, LastReported: u(1714982412)},
-			{Station: "bcn:2", Capacity: intp(27), BikesAvailable: 0, DocksAvailable: intp(27), Installed: true, Renting: true, Returning: true, LastReported: u(1714982405)},
-			{Station: "bcn:3", Capacity: intp(27), BikesAvailable: 27, DocksAvailable: intp(0), Installed: true, Renting: true, Returning: true, LastReported: u(1714982388).Add(250 * time.Millisecond)},
-			{Station: "bcn:4", Capacity: intp(21), BikesAvailable: 4, DocksAvailable: intp(17), LastReported: u(1714981260)},
+			{Station: "bcn:1", Name: "Gran Via Corts Catalanes, 760", Capacity: intp(46), BikesAvailable: 9, DocksAvailable: intp(33), BikesDisabled: 2, DocksDisabled: 2, Installed: true, Renting: true, Returning: true, LastReported: u(1714982412)},
+			{Station: "bcn:2", Name: "Tetuan Square, 8", Capacity: intp(27), BikesAvailable: 0, DocksAvailable: intp(27), Installed: true, Renting: true, Returning: true, LastReported: u(1714982405)},
+			{Station: "bcn:3", Name: "Ali Bei, 44", Capacity: intp(27), BikesAvailable: 27, DocksAvailable: intp(0), Installed: true, Renting: true, Returning: true, LastReported: u(1714982388).Add(250 * time.Millisecond)},
+			{Station: "bcn:4", Name: "Ribes, 13", Capacity: intp(21), BikesAvailable: 4, DocksAvailable: intp(17), LastReported: u(1714981260)},
 		}, map[string]float64{ReasonNotRenting: 1, ReasonNotReturning: 1, ReasonNotInstalled: 1}},
 	} {
 		t.Run(tc.version, func(t *testing.T) {

@@ -124,6 +124,9 @@ func (p *Poller) sample(s *StationStatus, st *StationStatusFeed, at time.Time, i
 		issues.add(ReasonNoInformation, "station %s", s.ID)
 		return out, false
 	}
+	if informed {
+		out.Name = shortName(info.Name, stationstatus.MaxNameBytes)
+	}
 	if informed && info.Capacity >= 0 {
 		c := info.Capacity
 		out.Capacity = &c

@@ -35,6 +35,14 @@ type Config struct {
 	// MaxStatusAge: a station whose newest usable sample is older than
 	// this at a bin's end gets status stale_status instead of a risk.
 	MaxStatusAge time.Duration
+	// RiskHorizon is the horizon of the stated P(empty) and P(full), of
+	// a move's urgency and of its by-when, taken in whole bins (rounded
+	// up, at least one, at most the forecast horizon).
+	RiskHorizon time.Duration
+	// UrgencyThreshold: a move is urgent when the probability it averts
+	// (P(empty) for an add, P(full) for a removal) reaches it within
+	// RiskHorizon.
+	UrgencyThreshold float64
 	// Retention is how long samples are kept (at least a bin, its
 	// lateness and MaxHold).
 	Retention time.Duration
@@ -48,6 +56,7 @@ func DefaultConfig() Config {
 		PickupWeight: 1, ReturnWeight: 1,
 		CensorFraction: 0.1, MinCoverage: 0.5,
 		MaxHold: 15 * time.Minute, MaxReportAge: time.Hour, MaxStatusAge: 30 * time.Minute,
+		RiskHorizon: 3 * time.Hour, UrgencyThreshold: 0.5,
 		Retention: 6 * time.Hour,
 		Inventory: inventory.DefaultConfig(),
 	}
@@ -72,6 +81,10 @@ func (c *Config) Validate() error {
 		return bad("min_coverage", "must be in (0, 1], got %v", c.MinCoverage)
 	case c.MaxHold <= 0 || c.MaxReportAge <= 0 || c.MaxStatusAge <= 0:
 		return bad("max_hold, max_report_age, max_status_age", "must be > 0")
+	case c.RiskHorizon <= 0:
+		return bad("risk_horizon", "must be > 0, got %v", c.RiskHorizon)
+	case !frac(c.UrgencyThreshold) || c.UrgencyThreshold == 0:
+		return bad("urgency_threshold", "must be in (0, 1], got %v", c.UrgencyThreshold)
 	case c.Retention < c.MaxHold:
 		return bad("retention", "%v is shorter than max_hold %v", c.Retention, c.MaxHold)
 	}

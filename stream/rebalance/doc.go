@@ -22,6 +22,21 @@
 // usable status or forecasts gets a status saying why instead of a risk.
 // The Risk messages are the daemon's output on <prefix>.risk.<name>.
 //
+// Each station's risk also gives the move a dispatcher makes (decide):
+// Move = s* − bikes now, s* bounded by 0 and the usable capacity (so at
+// most the free docks are added and at most the bikes there removed).
+// The risk horizon is Config.RiskHorizon in whole bins (rounded up, at
+// least one, at most the forecast horizon). An add averts running empty
+// and a removal running full: Urgency is the largest P(empty within h)
+// (for an add) or P(full within h) (for a removal) over h up to the
+// risk horizon, 0 without a move. The move is Urgent when Urgency
+// reaches Config.UrgencyThreshold, and By is then the start of the
+// first forecast bin h at which that probability reaches the threshold
+// (the bin's end for h = 1: now); By is absent when it does not within
+// the risk horizon. SortByUrgency orders the stations for a dispatcher:
+// urgent first, earliest By first. A station's Name comes from its
+// status samples (the newest that carried one).
+//
 // The package knows nothing of NATS or HTTP: the daemon feeds it
 // messages and publishes what it returns.
 package rebalance

@@ -40,7 +40,19 @@ type Ranked struct {
 	Name     string
 	BinStart time.Time
 	BinEnd   time.Time
+	// RiskBins is the risk horizon in bins (RiskMessage.RiskBins).
+	RiskBins int
 	Stations []StationRisk
+}
+
+// usable reports whether any station has a risk.
+func (r *Ranked) usable() bool {
+	for i := range r.Stations {
+		if r.Stations[i].Status == StatusOK {
+			return true
+		}
+	}
+	return false
 }
 
 // Job is one rebalanced system in the daemon: it takes both models'
@@ -56,6 +68,7 @@ type Job struct {
 	in      chan *FlowForecast
 	pending map[int64]*pair
 	ranked  atomic.Pointer[Ranked]
+	usable  atomic.Pointer[Ranked]
 }
 
 type pair struct{ pickups, returns *FlowForecast }
@@ -79,6 +92,11 @@ func (j *Job) Config() Config { return j.cfg }
 
 // Ranked returns the newest bin's ranked risks (nil before the first).
 func (j *Job) Ranked() *Ranked { return j.ranked.Load() }
+
+// Usable returns the newest bin's ranked risks in which at least one
+// station has a risk (nil before the first): what the page shows when
+// the status feed goes stale or silent and later bins have none.
+func (j *Job) Usable() *Ranked { return j.usable.Load() }
 
 // Ingest stores a status message and counts its samples.
 func (j *Job) Ingest(m *stationstatus.Message) IngestResult {
@@ -192,7 +210,12 @@ func (j *Job) compute(p *pair) {
 		}
 		j.pub.PutRisk(Key(j.cfg.Name, ranked[i].Station), data)
 	}
-	j.ranked.Store(&Ranked{Name: j.cfg.Name, BinStart: p.pickups.BinStart, BinEnd: p.pickups.BinEnd, Stations: ranked})
+	rk := &Ranked{Name: j.cfg.Name, BinStart: p.pickups.BinStart, BinEnd: p.pickups.BinEnd,
+		RiskBins: j.risker.RiskBins(p.pickups, min(len(p.pickups.Mean), len(p.returns.Mean))), Stations: ranked}
+	j.ranked.Store(rk)
+	if rk.usable() {
+		j.usable.Store(rk)
+	}
 }
 
 // Key is a station's key in the risk bucket: <name>.<station>, every

@@ -34,6 +34,13 @@ type RiskMessage struct {
 	Horizon  int       `json:"horizon"`
 	// PlanningBins is the UDF's horizon.
 	PlanningBins int `json:"planning_bins"`
+	// RiskBins is the risk horizon in bins (risk_horizon rounded up to
+	// whole bins, at most Horizon): the stated P(empty) and P(full) are
+	// EmptyWithin[RiskBins-1] and FullWithin[RiskBins-1], and a move's
+	// urgency and by-when are read over it.
+	RiskBins int `json:"risk_bins"`
+	// UrgencyThreshold is the probability at which a move is urgent.
+	UrgencyThreshold float64 `json:"urgency_threshold"`
 	// Part numbers the message among Parts for this bin.
 	Part     int           `json:"part"`
 	Parts    int           `json:"parts"`
@@ -44,8 +51,11 @@ type RiskMessage struct {
 // when Status is "ok".
 type StationRisk struct {
 	Station string `json:"station"`
-	Status  string `json:"status"`
-	Detail  string `json:"detail,omitempty"`
+	// Name is the station's name for people, from its status samples
+	// (absent when no sample carried one).
+	Name   string `json:"name,omitempty"`
+	Status string `json:"status"`
+	Detail string `json:"detail,omitempty"`
 	// StatusAt is the time of the status sample the inventory comes from.
 	StatusAt *time.Time `json:"status_at,omitempty"`
 	// Capacity is the usable docks (bikes + docks available) and Bikes
@@ -69,6 +79,17 @@ type StationRisk struct {
 	OneLess   float64 `json:"one_less"`
 	CanAdd    bool    `json:"can_add"`
 	CanRemove bool    `json:"can_remove"`
+	// Move is the bikes to add (> 0) or remove (< 0) to reach Best,
+	// bounded by the capacity and the bikes there; 0 without a risk.
+	Move int `json:"move"`
+	// Urgency is the probability the move averts within the risk
+	// horizon (P(empty) for an add, P(full) for a removal; 0 without a
+	// move); Urgent when it reaches the urgency threshold, and then By is
+	// the start of the first forecast bin at which it does: the time by
+	// which the move should be done.
+	Urgency float64    `json:"urgency"`
+	Urgent  bool       `json:"urgent"`
+	By      *time.Time `json:"by,omitempty"`
 	// Score ranks the stations at risk: the larger of P(empty) and
 	// P(full) within the planning horizon.
 	Score float64 `json:"score"`

@@ -81,7 +81,7 @@ func (r *Risker) Compute(pickups, returns *FlowForecast) ([]StationRisk, error) 
 				name := pickups.Products[i]
 				j, ok := retIdx[name]
 				sr := &out[i]
-				sr.Station = name
+				sr.Station, sr.Name = name, r.tracker.Name(name)
 				switch {
 				case !ok || pickups.Missing != "" || returns.Missing != "":
 					sr.Status, sr.Detail = StatusNoForecast, firstNonEmpty(pickups.Missing, returns.Missing, "not a product of "+returns.Model)
@@ -156,6 +156,13 @@ func (r *Risker) station(wk *worker, sr *StationRisk, pickups, returns *FlowFore
 		p = min(r.cfg.PlanningBins, h)
 	}
 	sr.Score = math.Max(rk.EmptyWithin[p-1], rk.FullWithin[p-1])
+	r.act(sr, end.Sub(pickups.BinStart), r.RiskBins(pickups, h), end)
+}
+
+// RiskBins is the risk horizon in bins of f's width over h forecast
+// bins.
+func (r *Risker) RiskBins(f *FlowForecast, h int) int {
+	return riskBins(r.cfg.RiskHorizon, f.BinEnd.Sub(f.BinStart), h)
 }
 
 // fill copies station i's forecast over h bins into mean and vars (nil
@@ -208,7 +215,7 @@ func (r *Risker) Messages(pickups *FlowForecast, ranked []StationRisk, per int) 
 			hi = bounds[p+1]
 		}
 		msgs = append(msgs, RiskMessage{Schema: SchemaVersion, Name: r.cfg.Name, BinStart: pickups.BinStart.UTC(), BinEnd: pickups.BinEnd.UTC(),
-			Horizon: h, PlanningBins: planning, Part: p, Parts: len(bounds), Stations: ranked[lo:hi]})
+			Horizon: h, PlanningBins: planning, RiskBins: r.RiskBins(pickups, h), UrgencyThreshold: r.cfg.UrgencyThreshold, Part: p, Parts: len(bounds), Stations: ranked[lo:hi]})
 	}
 	return msgs
 }
@@ -221,5 +228,5 @@ const MessageBytes = 512 << 10
 // longest float64 JSON with its comma) and 600 for the names and
 // the rest.
 func stationBytes(s *StationRisk) int {
-	return 600 + len(s.Station) + len(s.Detail) + 25*(len(s.UDF)+len(s.EmptyWithin)+len(s.FullWithin))
+	return 600 + len(s.Station) + len(s.Name) + len(s.Detail) + 25*(len(s.UDF)+len(s.EmptyWithin)+len(s.FullWithin))
 }

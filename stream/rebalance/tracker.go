@@ -29,13 +29,14 @@ type Tracker struct {
 	cfg      Config
 	mu       sync.RWMutex
 	stations map[string][]sample // time order; only the models' stations
+	names    map[string]string   // the newest name a sample gave
 	newest   time.Time
 }
 
 // NewTracker tracks the given stations (the models' products); samples
 // of other stations are ignored.
 func NewTracker(cfg Config, stations []string) *Tracker {
-	t := &Tracker{cfg: cfg, stations: make(map[string][]sample, len(stations))}
+	t := &Tracker{cfg: cfg, stations: make(map[string][]sample, len(stations)), names: map[string]string{}}
 	for _, s := range stations {
 		t.stations[s] = nil
 	}
@@ -64,6 +65,9 @@ func (t *Tracker) Ingest(m *stationstatus.Message) IngestResult {
 		if !ok {
 			res.Ignored++
 			continue
+		}
+		if s.Name != "" {
+			t.names[s.Station] = s.Name
 		}
 		fresh := m.At.Sub(s.LastReported) <= t.cfg.MaxReportAge
 		if !fresh {
@@ -169,4 +173,20 @@ func (t *Tracker) Latest(station string, at time.Time) (stationstatus.Sample, ti
 		}
 	}
 	return stationstatus.Sample{}, time.Time{}, false
+}
+
+// Name returns the station's name from the newest sample that gave one
+// ("" when none did).
+func (t *Tracker) Name(station string) string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.names[station]
+}
+
+// Newest returns the time of the newest status message taken in (zero
+// before the first).
+func (t *Tracker) Newest() time.Time {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.newest
 }

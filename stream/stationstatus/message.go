@@ -15,6 +15,10 @@ const SchemaVersion = 1
 // into several messages with the same At.
 const MaxMessageBytes = 1 << 20
 
+// MaxNameBytes bounds a station's name (a producer shortens a longer
+// one; the decoder refuses it).
+const MaxNameBytes = 200
+
 // MaxCount bounds every count in a sample (bikes, docks, capacity).
 const MaxCount = 100000
 
@@ -34,6 +38,11 @@ type Message struct {
 // Sample is one station's state at a snapshot.
 type Sample struct {
 	Station string `json:"station"`
+	// Name is the station's name for people (GBFS station_information),
+	// at most MaxNameBytes; optional, absent when not known. It names the
+	// station on the operator's page and in the risk records; nothing
+	// else reads it.
+	Name string `json:"name,omitempty"`
 	// Capacity is the number of docking points (station_information);
 	// nil when not published.
 	Capacity *int `json:"capacity,omitempty"`
@@ -84,6 +93,7 @@ type rawMessage struct {
 
 type rawSample struct {
 	Station        string     `json:"station"`
+	Name           string     `json:"name"`
 	Capacity       *int       `json:"capacity"`
 	BikesAvailable *int       `json:"bikes_available"`
 	DocksAvailable *int       `json:"docks_available"`
@@ -159,8 +169,10 @@ func checkSample(r *rawSample, at time.Time) (Sample, *Error) {
 		return Sample{}, refuse(ReasonValue, "is_installed, is_renting and is_returning are required")
 	case r.LastReported == nil:
 		return Sample{}, refuse(ReasonTime, "last_reported missing")
+	case len(r.Name) > MaxNameBytes:
+		return Sample{}, refuse(ReasonValue, "name of %d bytes exceeds %d", len(r.Name), MaxNameBytes)
 	}
-	s := Sample{Station: r.Station, Capacity: r.Capacity, BikesAvailable: *r.BikesAvailable, DocksAvailable: r.DocksAvailable,
+	s := Sample{Station: r.Station, Name: r.Name, Capacity: r.Capacity, BikesAvailable: *r.BikesAvailable, DocksAvailable: r.DocksAvailable,
 		BikesDisabled: r.BikesDisabled, DocksDisabled: r.DocksDisabled, Installed: *r.Installed, Renting: *r.Renting,
 		Returning: *r.Returning, LastReported: r.LastReported.UTC()}
 	for _, c := range []struct {

@@ -9,7 +9,7 @@ import (
 )
 
 const good = `{"schema": 1, "feed": "citibike", "at": "2024-05-06T08:00:30Z", "stations": [
- {"station": "72", "capacity": 55, "bikes_available": 12, "docks_available": 41, "bikes_disabled": 1, "docks_disabled": 1,
+ {"station": "72", "name": "W 52 St & 11 Av", "capacity": 55, "bikes_available": 12, "docks_available": 41, "bikes_disabled": 1, "docks_disabled": 1,
   "is_installed": true, "is_renting": true, "is_returning": true, "last_reported": "2024-05-06T08:00:10Z"},
  {"station": "dockless", "bikes_available": 3, "is_installed": true, "is_renting": false, "is_returning": true,
   "last_reported": "2024-05-06T08:01:10Z"}]}`
@@ -21,7 +21,7 @@ func TestDecode(t *testing.T) {
 	}
 	c, d := 55, 41
 	want := &Message{Schema: 1, Feed: "citibike", At: time.Date(2024, 5, 6, 8, 0, 30, 0, time.UTC), Stations: []Sample{
-		{Station: "72", Capacity: &c, BikesAvailable: 12, DocksAvailable: &d, BikesDisabled: 1, DocksDisabled: 1, Installed: true, Renting: true, Returning: true,
+		{Station: "72", Name: "W 52 St & 11 Av", Capacity: &c, BikesAvailable: 12, DocksAvailable: &d, BikesDisabled: 1, DocksDisabled: 1, Installed: true, Renting: true, Returning: true,
 			LastReported: time.Date(2024, 5, 6, 8, 0, 10, 0, time.UTC)},
 		{Station: "dockless", BikesAvailable: 3, Installed: true, Returning: true, LastReported: time.Date(2024, 5, 6, 8, 1, 10, 0, time.UTC)},
 	}}
@@ -57,6 +57,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"report after snapshot", edit(`"2024-05-06T08:00:10Z"`, `"2024-05-06T08:05:00Z"`), ReasonTime, "after the snapshot"},
 		{"twice", edit(`"station": "dockless"`, `"station": "72"`), ReasonValue, `station "72" listed twice`},
 		{"fractional count", edit(`"bikes_available": 12`, `"bikes_available": 1.5`), ReasonMalformed, "cannot unmarshal"},
+		{"long name", edit(`"W 52 St & 11 Av"`, `"`+strings.Repeat("é", MaxNameBytes/2+1)+`"`), ReasonValue, "name of 202 bytes exceeds 200"},
 		{"too large", `{"feed": "` + strings.Repeat("x", MaxMessageBytes) + `"}`, ReasonTooLarge, "exceeds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,6 +72,8 @@ func TestDecodeRefuses(t *testing.T) {
 
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(good))
+	f.Add([]byte(strings.Replace(good, `"name": "W 52 St & 11 Av", `, ``, 1)))
+	f.Add([]byte(strings.Replace(good, `"W 52 St & 11 Av"`, `"\u00e9\ud800 \u0000"`, 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Decode(data)
 		if err != nil {

@@ -168,28 +168,62 @@ async function refresh() {
   }
 }
 
-// The stations at risk of each rebalanced system (/api/risk), ranked.
+// The actions of each rebalanced system (/api/risk): per station the move
+// to s* and by when, P(empty) and P(full) within the stated horizon;
+// urgent rows first and red; a stale feed marked, its last ranking kept.
 function pct(v) { return (100 * v).toFixed(0) + "%"; }
+
+function fmtHorizon(sec) {
+  if (!sec) return "the horizon";
+  return sec % 3600 === 0 ? `${sec / 3600} h` : `${Math.round(sec / 60)} min`;
+}
+
+function fmtMove(m) {
+  if (m === 0) return "none";
+  const n = Math.abs(m);
+  return `${m > 0 ? "+" : "\u2212"}${n} bike${n === 1 ? "" : "s"}`;
+}
+
+function riskLine(s) {
+  const tr = document.createElement("tr");
+  const ok = s.status === "ok";
+  const station = s.name ? `${s.name} (${s.station})` : s.station;
+  const cells = ok ? [station, `${s.bikes} / ${s.capacity}`, fmtMove(s.move), s.by ? fmtTime(Date.parse(s.by)) : "",
+    pct(s.p_empty), pct(s.p_full), s.best, "usable"]
+    : [station, "", "", "", "", "", "", s.status + (s.detail ? ": " + s.detail : "")];
+  for (const c of cells) { const td = document.createElement("td"); td.textContent = c; tr.appendChild(td); }
+  if (ok && s.urgent) tr.className = "hot";
+  return tr;
+}
 
 function riskTable(sys) {
   const div = document.createElement("div");
   const when = sys.bin_end ? `as of ${fmtTime(Date.parse(sys.bin_end))} UTC` : "no bin yet";
   const counts = Object.entries(sys.statuses).map(([k, n]) => `${n} ${k}`).join(", ");
-  div.innerHTML = `<h2>Stations at risk: ${sys.name} <small>${sys.pickups} / ${sys.returns} · ${when}${counts ? " · " + counts : ""}</small></h2>`;
-  const table = document.createElement("table");
-  table.innerHTML = "<thead><tr><th>station</th><th>bikes / docks</th><th>P(empty)</th><th>P(full)</th>" +
-    "<th>unmet pickups</th><th>unmet returns</th><th>s*</th><th>status</th></tr></thead>";
-  const body = document.createElement("tbody");
-  for (const s of sys.stations) {
-    const tr = document.createElement("tr");
-    const ok = s.status === "ok";
-    const cells = ok ? [s.station, `${s.bikes} / ${s.capacity}`, pct(s.p_empty), pct(s.p_full),
-      s.unmet_pickups.toFixed(1), s.unmet_returns.toFixed(1), s.best, "ok"]
-      : [s.station, "", "", "", "", "", "", s.status + (s.detail ? ": " + s.detail : "")];
-    for (const c of cells) { const td = document.createElement("td"); td.textContent = c; tr.appendChild(td); }
-    if (ok && s.score >= 0.5) tr.className = "hot";
-    body.appendChild(tr);
+  const h = fmtHorizon(sys.horizon_seconds);
+  const h2 = document.createElement("h2");
+  h2.textContent = `Actions: ${sys.name} `;
+  const small = document.createElement("small");
+  small.textContent = `${sys.pickups} / ${sys.returns} \u00b7 ${when}${counts ? " \u00b7 " + counts : ""} \u00b7 ` +
+    `red: urgent, P(empty) for an add or P(full) for a removal \u2265 ${pct(sys.urgency_threshold)} within ${h} (${sys.urgent})`;
+  h2.appendChild(small);
+  div.appendChild(h2);
+  if (sys.stale) {
+    const note = document.createElement("p");
+    note.className = "stale-note";
+    note.textContent = "Stale: " + sys.stale_detail;
+    div.appendChild(note);
+    div.classList.add("stale");
   }
+  const table = document.createElement("table");
+  const head = ["station", "bikes / docks", "move", "by (UTC)", `P(empty within ${h})`, `P(full within ${h})`, "s* (bikes)", "status"];
+  const thead = document.createElement("thead");
+  const hr = document.createElement("tr");
+  for (const c of head) { const th = document.createElement("th"); th.textContent = c; hr.appendChild(th); }
+  thead.appendChild(hr);
+  table.appendChild(thead);
+  const body = document.createElement("tbody");
+  for (const s of sys.stations) body.appendChild(riskLine(s));
   table.appendChild(body);
   div.appendChild(table);
   return div;
