@@ -10,6 +10,7 @@ import (
 	"github.com/dcgpd/dcgpd/cvi"
 	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/stream/csvio"
+	"github.com/rs/zerolog"
 )
 
 // secondsPerHour converts to the model's time unit: kernel lengthscales
@@ -57,7 +58,7 @@ func loadProducts(c *config.Config, m *config.ModelConfig) (*csvio.Products, err
 // find them).
 func buildModel(prods *csvio.Products, m *config.ModelConfig) (*spec.Built, error) {
 	sum := spec.Summary{Variance: 1, MedianStep: m.Bin.Hours(), Features: prods.Features,
-		Geographic: prods.Geographic, NP: len(prods.Names), Names: prods.Names}
+		Geographic: prods.Geographic, NP: len(prods.Names), Names: prods.Names, Capacity: prods.Capacity}
 	if len(prods.Features) > 0 && len(prods.Features[0]) == 0 {
 		sum.Features = nil
 	}
@@ -72,6 +73,18 @@ func buildModel(prods *csvio.Products, m *config.ModelConfig) (*spec.Built, erro
 		return nil, err
 	}
 	return b, nil
+}
+
+// logPooling logs, in one line, which products got the pooled prior mean
+// (no row in the model's model.mean.values) and how; nothing when every
+// product has its own row and every row a product.
+func logPooling(log zerolog.Logger, p spec.Pooling, modelFile string) {
+	if p.Pooled() == 0 && p.Unused == 0 {
+		return
+	}
+	log.Info().Str("model_file", modelFile).Int("pooled", p.Pooled()).Int("by_capacity", p.Count(spec.PoolByCapacity)).
+		Int("by_neighbours", p.Count(spec.PoolByNeighbours)).Int("by_mean", p.Count(spec.PoolByMean)).
+		Int("own_rows", p.Own).Int("unused_rows", p.Unused).Msg(p.String() + "; the online level corrects them (model.mean level = \"scale\")")
 }
 
 // likelihoodClone returns an independent copy of lik with the same

@@ -123,6 +123,9 @@ func NewRunner(c *config.Config, m config.ModelConfig, sink Sink, log zerolog.Lo
 	}
 	built, err := buildModel(prods, &m)
 	if err != nil {
+		if m.ModelFile != "" {
+			return nil, spec.InFile(c.Path(m.ModelFile), err)
+		}
 		return nil, err
 	}
 	r := &Runner{cfg: m, prefix: c.NATS.Prefix, prods: prods, built: built, sink: sink,
@@ -143,6 +146,7 @@ func NewRunner(c *config.Config, m config.ModelConfig, sink Sink, log zerolog.Lo
 	r.fm, r.fv = make([]float64, np), make([]float64, np)
 	r.shifted = make([]cvi.Obs, np)
 	r.publishView(nil)
+	logPooling(r.log, built.Pooling, m.ModelFile)
 	return r, nil
 }
 

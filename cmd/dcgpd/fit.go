@@ -35,15 +35,20 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	lik := fs.String("likelihood", "", "gaussian | tobit | diffusion | poisson | censored-poisson (overrides the config)")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
 	savePath := fs.String("save-model", "", "write the fitted model (hyperparameters in user units, [fit] learn = false) to this TOML file, for fit --config, serve (model_file) and backtest --config")
+	var trips tripInputs
+	fs.StringVar(&trips.trips, "trips", "", "trip-count CSV time,station,pickups,dropoffs instead of --obs: the counts of --flow are the demand, uncensored (a count says nothing of the stock)")
+	fs.StringVar(&trips.flow, "flow", csvio.FlowPickups, "with --trips: pickups | dropoffs")
+	fs.StringVar(&trips.stations, "stations", "", "with --trips: stations CSV station,name,lat,lon,capacity (the products: lat,lon features, capacity for the pooled prior mean)")
+	fs.BoolVar(&trips.zeros, "trips-zeros", false, "with --trips: a station without a row at a time of the file had no trip then (0); default: not observed")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *obsPath == "" {
-		fmt.Fprintln(stderr, "dcgpd fit: --obs is required")
+	if (*obsPath == "") == (trips.trips == "") || (trips.stations != "" && *prodPath != "") {
+		fmt.Fprintln(stderr, "dcgpd fit: give --obs or --trips (one of them), and --stations (with --trips) or --products, not both")
 		fs.Usage()
 		return errUsage
 	}
-	sp, obs, prods, err := readInputs(*cfgPath, *obsPath, *prodPath)
+	sp, obs, prods, err := readFitInputs(*cfgPath, *obsPath, *prodPath, trips)
 	if err != nil {
 		return err
 	}
@@ -63,7 +68,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if *savePath != "" {
-		src := fitSource{obs: *obsPath, products: *prodPath, config: *cfgPath, first: obs.Rows[0].TimeText, last: obs.Rows[len(obs.Rows)-1].TimeText,
+		src := fitSource{obs: obs.Name, products: orStations(*prodPath, trips.stations), config: *cfgPath, first: obs.Rows[0].TimeText, last: obs.Rows[len(obs.Rows)-1].TimeText,
 			bins: len(grid.Data.Times), np: grid.Data.NP}
 		if err := saveModel(*savePath, sp, res, src); err != nil {
 			return err
@@ -178,7 +183,7 @@ type fitResult struct {
 func fitGrid(ctx context.Context, data *cvi.Data, prods *csvio.Products, sp spec.Spec, lik string, progress io.Writer) (*fitResult, error) {
 	start := time.Now()
 	sum := spec.Summarise(data, prods.Features, prods.Geographic)
-	sum.Names = prods.Names
+	sum.Names, sum.Capacity = prods.Names, prods.Capacity
 	f, err := sp.Learn(ctx, data, sum, lik, func(stage string, p cvi.Progress) {
 		rule := ""
 		if p.Rule != "" {
@@ -221,6 +226,9 @@ func fitGrid(ctx context.Context, data *cvi.Data, prods *csvio.Products, sp spec
 			res.SearchELBO, res.SearchRule, res.FinalRule)
 	}
 	fmt.Fprintf(progress, "  status: %s: %s\n", res.Status, res.Detail)
+	if b.Pooling.Pooled() > 0 {
+		fmt.Fprintf(progress, "  prior mean: %s\n", b.Pooling)
+	}
 	for _, w := range append(f.Warnings, res.Warnings...) {
 		fmt.Fprintf(progress, "  warning: %s\n", w)
 	}

@@ -31,6 +31,10 @@ type Summary struct {
 	NP         int
 	// Names are the products' names (for explicit transition files).
 	Names []string
+	// Capacity is each product's capacity (docks, say; nil if not known,
+	// 0 for one not known): the level of a product without a row of
+	// model.mean.values scales with it (Mean.PooledProfile).
+	Capacity []float64
 }
 
 // Summarise computes a Summary of data.
@@ -94,6 +98,9 @@ type Built struct {
 	// Levels is the configured level source (model.levels), with the
 	// values Learn computed; At gives a cell's level.
 	Levels Levels
+	// Pooling reports which products got the pooled prior mean (no row
+	// of model.mean.values) and how; zero without values.
+	Pooling Pooling
 }
 
 // Build turns the configuration into a model and likelihood for data
@@ -149,7 +156,7 @@ func (s Spec) Build(sum Summary, likelihood string) (*Built, error) {
 		return nil, err
 	}
 	if m.Mean.On() && len(m.Mean.Values) > 0 {
-		if b.Mean, err = m.Mean.NewProfile(sum.Names); err != nil {
+		if b.Mean, b.Pooling, err = m.Mean.PooledProfile(sum); err != nil {
 			return nil, err
 		}
 	}

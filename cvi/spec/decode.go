@@ -59,6 +59,9 @@ func Decode(r io.Reader) (Spec, error) {
 		}
 	}
 	if err := s.Validate(); err != nil {
+		if l := errorLine(b, err); l > 0 {
+			return Spec{}, fmt.Errorf("line %d: %w", l, err)
+		}
 		return Spec{}, err
 	}
 	return s, nil

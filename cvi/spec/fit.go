@@ -76,9 +76,9 @@ func (s Spec) learn(ctx context.Context, data *cvi.Data, sum Summary, likelihood
 	// changes the data's scale and so the defaults.
 	data = b.Boundary().PrepareData(data)
 	if b.Mean != nil {
-		names := sum.Names
+		names, capacity := sum.Names, sum.Capacity
 		sum = Summarise(data, sum.Features, sum.Geographic)
-		sum.Names = names
+		sum.Names, sum.Capacity = names, capacity
 		// Rebuild: values left to default start from the residual's scale.
 		if b, err = s.Build(sum, likelihood); err != nil {
 			return nil, err

@@ -125,10 +125,10 @@ func (m Mean) validate(likelihood, mode string) error {
 		for _, name := range sortedKeys(m.Values) {
 			vs := m.Values[name]
 			if len(vs) != n {
-				return fmt.Errorf("model.mean.values[%q] has %d values, want period/step = %d", name, len(vs), n)
+				return valuesError(name, fmt.Errorf("model.mean.values[%q] has %d values, want period/step = %d", name, len(vs), n))
 			}
 			if err := finite(fmt.Sprintf("model.mean.values[%q]", name), vs...); err != nil {
-				return err
+				return valuesError(name, err)
 			}
 		}
 	}
@@ -168,7 +168,8 @@ type Profile struct {
 }
 
 // NewProfile returns the profile of m's values for the products names (in
-// that order). Every product needs a row.
+// that order). Every product needs a row, and every row a product (see
+// PooledProfile for products without one).
 func (m Mean) NewProfile(names []string) (*Profile, error) {
 	n, err := cellsOf(m.period(), m.Step)
 	if err != nil {
@@ -178,15 +179,15 @@ func (m Mean) NewProfile(names []string) (*Profile, error) {
 	for k, name := range names {
 		vs, ok := m.Values[name]
 		if !ok {
-			return nil, fmt.Errorf("model.mean.values has no row for product %q", name)
+			return nil, valuesError("", fmt.Errorf("model.mean.values has no row for product %q", name))
 		}
 		if len(vs) != n {
-			return nil, fmt.Errorf("model.mean.values[%q] has %d values, want %d", name, len(vs), n)
+			return nil, valuesError(name, fmt.Errorf("model.mean.values[%q] has %d values, want %d", name, len(vs), n))
 		}
 		p.M[k] = append([]float64(nil), vs...)
 	}
 	if len(m.Values) != len(names) {
-		return nil, fmt.Errorf("model.mean.values has %d rows for %d products", len(m.Values), len(names))
+		return nil, valuesError("", fmt.Errorf("model.mean.values has %d rows for %d products", len(m.Values), len(names)))
 	}
 	return p, nil
 }

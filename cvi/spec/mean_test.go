@@ -176,8 +176,11 @@ func TestMeanDecodeErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Build(Summary{Variance: 1, MedianStep: 1, NP: 1, Names: []string{"b"}}, ""); err == nil || !strings.Contains(err.Error(), `"b"`) {
-		t.Errorf("a product without a row: err %v", err)
+	// A product without a row gets the pooled prior (pooled_test.go);
+	// with no row to pool it is refused, naming it.
+	s.Model.Mean.Values["a"] = []float64{0, 0}
+	if _, err := s.Build(Summary{Variance: 1, MedianStep: 1, NP: 1, Names: []string{"b"}}, ""); !errors.Is(err, ErrNoPool) || !strings.Contains(err.Error(), `"b"`) {
+		t.Errorf("a product without a row, nothing to pool: err %v", err)
 	}
 }
 

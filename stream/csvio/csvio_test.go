@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -86,9 +87,34 @@ func TestReadProducts(t *testing.T) {
 	if !p.Geographic || len(p.Features) != 2 {
 		t.Errorf("%+v", p)
 	}
-	for _, bad := range []string{"id,x\na,1\n", "product,x\na,\n", "product,x\na,1\na,2\n", "product,lat,lon\na,91,0\n"} {
+	for _, bad := range []string{"id,x\na,1\n", "product,x\na,\n", "product,x\na,1\na,2\n", "product,lat,lon\na,91,0\n",
+		"product,lat,capacity,lon\na,40,-1,0\n", "product,capacity\na,x\n"} {
 		if _, err := ReadProducts(strings.NewReader(bad), "p.csv"); err == nil {
 			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+// TestReadProductsCapacity: a capacity column is not a feature (lat, lon
+// stay geographic wherever it is); an empty capacity is 0, not known.
+func TestReadProductsCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		feats [][]float64
+		caps  []float64
+		geo   bool
+	}{
+		{"product,lat,lon,capacity\ns1,40.7,-73.9,31\ns2,40.71,-73.95,\n", [][]float64{{40.7, -73.9}, {40.71, -73.95}}, []float64{31, 0}, true},
+		{"product,capacity,lat,lon\ns1,12,40.7,-73.9\n", [][]float64{{40.7, -73.9}}, []float64{12}, true},
+		{"product,x,capacity\ns1,3,12\n", [][]float64{{3}}, []float64{12}, false},
+		{"product,lat,lon\ns1,40.7,-73.9\n", [][]float64{{40.7, -73.9}}, nil, true},
+	} {
+		p, err := ReadProducts(strings.NewReader(tc.in), "p.csv")
+		if err != nil {
+			t.Fatalf("%q: %v", tc.in, err)
+		}
+		if !reflect.DeepEqual(p.Features, tc.feats) || !reflect.DeepEqual(p.Capacity, tc.caps) || p.Geographic != tc.geo {
+			t.Errorf("%q: features %v capacity %v geographic %v", tc.in, p.Features, p.Capacity, p.Geographic)
 		}
 	}
 }
