@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -59,8 +60,8 @@ func BenchmarkRebalanceBin(b *testing.B) {
 	pm, rm := msg(0), msg(4)
 	b.ResetTimer()
 	for b.Loop() {
-		job.Take(flowForecast("pickups", names, pm))
-		job.Take(flowForecast("returns", names, rm))
+		job.Take(context.Background(), flowForecast("pickups", names, pm))
+		job.Take(context.Background(), flowForecast("returns", names, rm))
 	}
 }
 
