@@ -139,8 +139,9 @@ func runDecisionBacktest(ctx context.Context, args []string, stdout, stderr io.W
 }
 
 // writeDecision writes one cluster's decision backtest: the unmet trips
-// per policy and the Brier scores and reliability of P(empty) and
-// P(full).
+// per policy with the share of the gap closed, the Brier scores and
+// reliability of P(empty) and P(full), and both flows' forecast scores
+// on the same span.
 func writeDecision(w io.Writer, res *backtest.DecisionResult, name string) error {
 	if err := res.WriteDecisionTable(w, name); err != nil {
 		return err
@@ -148,6 +149,18 @@ func writeDecision(w io.Writer, res *backtest.DecisionResult, name string) error
 	fmt.Fprintln(w)
 	if err := res.WriteCalibration(w); err != nil {
 		return err
+	}
+	for _, f := range []struct {
+		name string
+		r    *backtest.Report
+	}{{"Pickups", res.PickupsReport}, {"Returns", res.ReturnsReport}} {
+		if f.r == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s: %s forecasts against the baselines:\n", name, f.name)
+		if err := f.r.WriteTable(w); err != nil {
+			return err
+		}
 	}
 	_, err := fmt.Fprintln(w)
 	return err
