@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -58,7 +59,7 @@ func (f *viewFixture) bin(k int) {
 		for range 6 {
 			fc.Mean, fc.Var = append(fc.Mean, m.rates), append(fc.Var, []float64{0.1, 0.1, 0.1})
 		}
-		f.job.Take(fc)
+		f.job.Take(context.Background(), fc)
 	}
 }
 

@@ -3,6 +3,9 @@ package inventory
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -106,4 +109,49 @@ func BenchmarkRiskCity(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/station")
 		})
 	}
+}
+
+// BenchmarkRiskCityWorkers is BenchmarkRiskCity's integrated op (every
+// station of the city once) with the stations shared among GOMAXPROCS
+// goroutines, each with its own Planner, each taking the next station
+// from a shared counter: the chain's own speed-up with cores, without
+// the daemon's encoding around it. Run it with -cpu 1,2.
+func BenchmarkRiskCityWorkers(b *testing.B) {
+	const n, h = 2000, 24
+	type station struct {
+		st      Station
+		lam, mu Forecast
+	}
+	city := make([]station, n)
+	for i := range city {
+		st, lam, mu := benchStation(15+(i*66)/n, h)
+		city[i] = station{st, lam, mu}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	planners := make([]*Planner, workers)
+	for w := range planners {
+		pl, err := NewPlanner(DefaultConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		planners[w] = pl
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for _, pl := range planners {
+			wg.Go(func() {
+				var r Risk
+				for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+					if err := pl.Risk(&r, city[i].st, city[i].lam, city[i].mu); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/station")
 }

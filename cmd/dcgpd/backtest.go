@@ -34,6 +34,7 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := flag.NewFlagSet("dcgpd backtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := newBacktestFlags(fs)
+	fs.Usage = func() { backtestUsage(fs) }
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -57,6 +58,26 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return res.Report.WriteCSV(stdout)
 	}
 	return res.Report.WriteTable(stdout)
+}
+
+// backtestUsage prints both modes of `dcgpd backtest` and their flags:
+// the forecast backtest's and, after -decision, the decision backtest's.
+func backtestUsage(fs *flag.FlagSet) {
+	out := fs.Output()
+	fmt.Fprintln(out, "usage: dcgpd backtest --obs OBS.csv [flags]   (score forecasts by rolling origin)")
+	fmt.Fprintln(out, "       dcgpd backtest --decision --citibike DIR --config MODEL.toml [decision flags]   (stock at s*, count unmet trips)")
+	fs.PrintDefaults()
+	fmt.Fprintln(out, "  -decision\n    \tthe decision backtest (docs/rebalancing.md); it takes these flags instead of the above:")
+	var b strings.Builder
+	dfs := flag.NewFlagSet("dcgpd backtest --decision", flag.ContinueOnError)
+	dfs.SetOutput(&b)
+	newDecisionFlags(dfs)
+	dfs.PrintDefaults()
+	for _, line := range strings.SplitAfter(b.String(), "\n") {
+		if line != "" {
+			fmt.Fprint(out, "    "+line)
+		}
+	}
 }
 
 // backtestFlags are `dcgpd backtest`'s flags.

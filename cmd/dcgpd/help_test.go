@@ -9,7 +9,8 @@ import (
 // TestHelp: every -h/--help below answers with its usage and exit code 0:
 // fit's -save-model shows its value as a string (a backquoted phrase in a
 // flag's usage would be taken for the value's name), version says what
-// it prints, and snapshot inspect --help opens no file named --help.
+// it prints, snapshot inspect --help opens no file named --help, and
+// backtest -h lists the decision mode and its flags (indented under it).
 func TestHelp(t *testing.T) {
 	for _, tc := range []struct {
 		args      []string
@@ -19,6 +20,11 @@ func TestHelp(t *testing.T) {
 		{[]string{"version", "--help"}, "Prints the module version", ""},
 		{[]string{"snapshot", "inspect", "--help"}, "usage: dcgpd snapshot inspect FILE", "--help: no such file"},
 		{[]string{"snapshot", "--help"}, "usage: dcgpd snapshot inspect FILE", ""},
+		// backtest -h shows the decision mode and its flags too.
+		{[]string{"backtest", "-h"}, "\n  -decision\n", ""},
+		{[]string{"backtest", "-h"}, "\n      -stations string\n", ""},
+		{[]string{"backtest", "-h"}, "\n      -counts string\n", ""},
+		{[]string{"backtest", "--decision", "-h"}, "\n  -counts string\n", ""},
 	} {
 		var out, errOut strings.Builder
 		code := run(context.Background(), tc.args, &out, &errOut)

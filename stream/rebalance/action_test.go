@@ -1,6 +1,7 @@
 package rebalance
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -101,7 +102,7 @@ func TestRiskerActs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := rk.Compute(pick, ret)
+	got, err := rk.Compute(context.Background(), pick, ret)
 	if err != nil {
 		t.Fatal(err)
 	}

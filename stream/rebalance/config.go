@@ -48,6 +48,10 @@ type Config struct {
 	Retention time.Duration
 	// Inventory configures the chain and its quadrature.
 	Inventory inventory.Config
+	// Workers is the number of goroutines that share a bin's stations,
+	// each with its own inventory.Planner (0: GOMAXPROCS when the job
+	// is built). The records do not depend on it.
+	Workers int
 }
 
 // DefaultConfig is the configuration a [[rebalance]] entry starts from.
@@ -73,6 +77,8 @@ func (c *Config) Validate() error {
 		return bad("name", "required")
 	case c.Pickups == "" || c.Returns == "" || c.Pickups == c.Returns:
 		return bad("pickups, returns", "two different model names required, got %q and %q", c.Pickups, c.Returns)
+	case c.Workers < 0:
+		return bad("workers", "must be >= 0, got %d", c.Workers)
 	case c.PlanningBins < 0:
 		return bad("planning_bins", "must be >= 0, got %d", c.PlanningBins)
 	case !frac(c.CensorFraction) || c.CensorFraction == 0:

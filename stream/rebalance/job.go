@@ -138,7 +138,7 @@ func (j *Job) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case f := <-j.in:
-			j.Take(f)
+			j.Take(ctx, f)
 		}
 	}
 }
@@ -149,8 +149,9 @@ const maxPending = 256
 // Take files one model's bin and computes and publishes the risk once
 // both models have it; bins older than a completed one that never paired
 // are counted and dropped. Run calls it for each offered bin; call it
-// directly only when Run is not running.
-func (j *Job) Take(f *FlowForecast) {
+// directly only when Run is not running. When ctx ends during the risk
+// step, the bin is not published.
+func (j *Job) Take(ctx context.Context, f *FlowForecast) {
 	key := f.BinStart.Unix()
 	p := j.pending[key]
 	if p == nil {
@@ -170,7 +171,7 @@ func (j *Job) Take(f *FlowForecast) {
 	}
 	delete(j.pending, key)
 	j.dropBefore(key)
-	j.compute(p)
+	j.compute(ctx, p)
 }
 
 func (j *Job) dropBefore(key int64) {
@@ -183,11 +184,15 @@ func (j *Job) dropBefore(key int64) {
 }
 
 // compute publishes one bin's risk.
-func (j *Job) compute(p *pair) {
+func (j *Job) compute(ctx context.Context, p *pair) {
 	began := time.Now()
-	ranked, err := j.risker.Compute(p.pickups, p.returns)
+	ranked, err := j.risker.Compute(ctx, p.pickups, p.returns)
 	if err != nil {
-		j.log.Error().Err(err).Msg("risk not computed")
+		ev := j.log.Error()
+		if ctx.Err() != nil {
+			ev = j.log.Debug() // stopping: nothing went wrong
+		}
+		ev.Err(err).Msg("risk not computed")
 		return
 	}
 	j.met.seconds.WithLabelValues(j.cfg.Name).Observe(time.Since(began).Seconds())

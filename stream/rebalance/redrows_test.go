@@ -1,6 +1,7 @@
 package rebalance
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -60,7 +61,7 @@ func TestRealisticSetNotMostlyUrgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := rk.Compute(build("pickups", func(s st) float64 { return s.pickups }), build("returns", func(s st) float64 { return s.returns }))
+	got, err := rk.Compute(context.Background(), build("pickups", func(s st) float64 { return s.pickups }), build("returns", func(s st) float64 { return s.returns }))
 	if err != nil {
 		t.Fatal(err)
 	}

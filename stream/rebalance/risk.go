@@ -1,11 +1,11 @@
 package rebalance
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/dcgpd/dcgpd/inventory"
@@ -26,7 +26,8 @@ type FlowForecast struct {
 }
 
 // Risker computes the stations' risk from both flows' forecasts, the
-// stations shared among GOMAXPROCS workers. It belongs to one goroutine.
+// stations shared among Config.Workers workers (GOMAXPROCS when 0), each
+// with its own inventory.Planner. It belongs to one goroutine.
 type Risker struct {
 	cfg     Config
 	tracker *Tracker
@@ -46,7 +47,11 @@ func NewRisker(cfg Config, tracker *Tracker) (*Risker, error) {
 		return nil, err
 	}
 	r := &Risker{cfg: cfg, tracker: tracker}
-	for range max(1, runtime.GOMAXPROCS(0)) {
+	n := cfg.Workers
+	if n == 0 {
+		n = max(1, runtime.GOMAXPROCS(0))
+	}
+	for range n {
 		pl, err := inventory.NewPlanner(cfg.inventoryConfig())
 		if err != nil {
 			return nil, err
@@ -58,8 +63,10 @@ func NewRisker(cfg Config, tracker *Tracker) (*Risker, error) {
 
 // Compute returns every station's risk for the bin both forecasts close
 // (they must be for the same bin), ranked: stations with a risk first by
-// Score (highest first), then the others by name.
-func (r *Risker) Compute(pickups, returns *FlowForecast) ([]StationRisk, error) {
+// Score (highest first), then the others by name. The records are the
+// same bit for bit whatever the number of workers. When ctx ends first
+// it stops the workers and returns ctx's error.
+func (r *Risker) Compute(ctx context.Context, pickups, returns *FlowForecast) ([]StationRisk, error) {
 	if !pickups.BinStart.Equal(returns.BinStart) {
 		return nil, fmt.Errorf("rebalance %q: pickups bin %s and returns bin %s differ", r.cfg.Name,
 			pickups.BinStart.Format(time.RFC3339), returns.BinStart.Format(time.RFC3339))
@@ -69,29 +76,28 @@ func (r *Risker) Compute(pickups, returns *FlowForecast) ([]StationRisk, error) 
 		retIdx[p] = i
 	}
 	out := make([]StationRisk, len(pickups.Products))
-	var wg sync.WaitGroup
-	per := (len(out) + len(r.workers) - 1) / len(r.workers)
-	for w, wk := range r.workers {
-		lo, hi := w*per, min((w+1)*per, len(out))
-		if lo >= hi {
-			break
+	done := r.share(ctx, len(out), func(wk *worker, i int) {
+		name := pickups.Products[i]
+		j, ok := retIdx[name]
+		sr := &out[i]
+		sr.Station, sr.Name = name, r.tracker.Name(name)
+		switch {
+		case !ok || pickups.Missing != "" || returns.Missing != "":
+			sr.Status, sr.Detail = StatusNoForecast, firstNonEmpty(pickups.Missing, returns.Missing, "not a product of "+returns.Model)
+		default:
+			r.station(wk, sr, pickups, returns, i, j)
 		}
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				name := pickups.Products[i]
-				j, ok := retIdx[name]
-				sr := &out[i]
-				sr.Station, sr.Name = name, r.tracker.Name(name)
-				switch {
-				case !ok || pickups.Missing != "" || returns.Missing != "":
-					sr.Status, sr.Detail = StatusNoForecast, firstNonEmpty(pickups.Missing, returns.Missing, "not a product of "+returns.Model)
-				default:
-					r.station(wk, sr, pickups, returns, i, j)
-				}
-			}
-		})
+	})
+	if done < len(out) {
+		return nil, fmt.Errorf("rebalance %q: stopped after %d of %d stations: %w", r.cfg.Name, done, len(out), context.Cause(ctx))
 	}
-	wg.Wait()
+	rank(out)
+	return out, nil
+}
+
+// rank orders a bin's risks: stations with a risk first by Score
+// (highest first), then the others by name.
+func rank(out []StationRisk) {
 	sort.SliceStable(out, func(a, b int) bool {
 		oa, ob := out[a].Status == StatusOK, out[b].Status == StatusOK
 		if oa != ob {
@@ -102,7 +108,6 @@ func (r *Risker) Compute(pickups, returns *FlowForecast) ([]StationRisk, error) 
 		}
 		return out[a].Station < out[b].Station
 	})
-	return out, nil
 }
 
 // station fills one station's risk, or the status saying why not.

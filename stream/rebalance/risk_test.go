@@ -65,7 +65,7 @@ func TestRiskerMatchesPlanner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := rk.Compute(pick, ret)
+	got, err := rk.Compute(context.Background(), pick, ret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestRiskerMatchesPlanner(t *testing.T) {
 	}
 	// A missing bin: every station says no_forecast.
 	pick.Missing = "numerics"
-	got, _ = rk.Compute(pick, ret)
+	got, _ = rk.Compute(context.Background(), pick, ret)
 	for _, r := range got {
 		if r.Status != StatusNoForecast {
 			t.Fatalf("%s: status %q after a missing bin, want no_forecast", r.Station, r.Status)
@@ -183,7 +183,7 @@ func TestJobPairsBins(t *testing.T) {
 	}
 	// Returns of bin 0 come first; the pickups model's bin -1 never pairs.
 	for _, f := range []*FlowForecast{bin("returns", 0), bin("pickups", -time.Hour), bin("pickups", 0)} {
-		j.Take(f)
+		j.Take(context.Background(), f)
 	}
 	if len(out.ids) != 3 || out.ids[0] != "city/1714982400/risk/0" || out.ids[2] != "city/1714982400/risk/2" {
 		t.Fatalf("ids %v, want 3 parts of bin 08:00", out.ids)
@@ -266,7 +266,7 @@ func BenchmarkJobBin(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		j.compute(&pair{pickups: pick, returns: ret})
+		j.compute(context.Background(), &pair{pickups: pick, returns: ret})
 	}
 }
 

@@ -16,7 +16,13 @@ import (
 // go to the other stations with weights exp(−d²/(2ℓ²)), ℓ = 300 m, 20%
 // give up).
 func CitiBikeStations(dir string, ids []int, start, end time.Time) (*Stations, [][]float64, error) {
-	counts, err := synth.ReadCitiBike(dir, synth.BikeQuery{Stations: ids, Start: start, End: end.Add(-time.Hour)})
+	return CitiBikeStationsFrom(dir, "", ids, start, end)
+}
+
+// CitiBikeStationsFrom is CitiBikeStations reading the counts from the
+// file countsPath (empty: dir's counts_2018.csv).
+func CitiBikeStationsFrom(dir, countsPath string, ids []int, start, end time.Time) (*Stations, [][]float64, error) {
+	counts, err := synth.ReadCitiBike(dir, synth.BikeQuery{Stations: ids, Start: start, End: end.Add(-time.Hour), Counts: countsPath})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,8 +6,25 @@ import (
 	"strings"
 )
 
+// GapClosed returns the share of the gap between the historical mean's
+// unmet trips per station-day and hindsight's that dcgpd's s* closes,
+// (hm − dcgpd)/(hm − hindsight); false when a policy is missing or the
+// gap is not positive.
+func (r *DecisionResult) GapClosed() (float64, bool) {
+	d, hm, hs := r.Policy("dcgpd"), r.Policy("hm-c1p1t3"), r.Policy("hindsight")
+	if d < 0 || hm < 0 || hs < 0 || r.StationDays == 0 {
+		return 0, false
+	}
+	gap := r.PerStationDay(hm) - r.PerStationDay(hs)
+	if !(gap > 0) {
+		return 0, false
+	}
+	return (r.PerStationDay(hm) - r.PerStationDay(d)) / gap, true
+}
+
 // WriteDecisionTable writes r's unmet trips per station-day as one
-// Markdown table row per policy: pickups + returns = total.
+// Markdown table row per policy (pickups + returns = total) and the
+// share of the gap dcgpd's s* closes (GapClosed).
 func (r *DecisionResult) WriteDecisionTable(w io.Writer, name string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d station-days; history censored pickups %.3f, returns %.3f of the cells\n\n", name, r.StationDays, r.HistoryCensored[0], r.HistoryCensored[1])
@@ -15,6 +32,11 @@ func (r *DecisionResult) WriteDecisionTable(w io.Writer, name string) error {
 	n := float64(r.StationDays)
 	for p, pol := range r.Policies {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", pol, formatFloat(r.UnmetPickups[p]/n, 3), formatFloat(r.UnmetReturns[p]/n, 3), formatFloat(r.PerStationDay(p), 3))
+	}
+	if g, ok := r.GapClosed(); ok {
+		fmt.Fprintf(&b, "\ndcgpd's s* closes %.1f%% of the gap between hm-c1p1t3 and hindsight: (hm − dcgpd)/(hm − hindsight) = (%s − %s)/(%s − %s)\n",
+			100*g, formatFloat(r.PerStationDay(r.Policy("hm-c1p1t3")), 3), formatFloat(r.PerStationDay(r.Policy("dcgpd")), 3),
+			formatFloat(r.PerStationDay(r.Policy("hm-c1p1t3")), 3), formatFloat(r.PerStationDay(r.Policy("hindsight")), 3))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

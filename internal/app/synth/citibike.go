@@ -27,6 +27,9 @@ const (
 type BikeQuery struct {
 	Stations   []int
 	Start, End time.Time
+	// Counts is the path of the counts file (time,station,pickups,
+	// dropoffs); empty: counts_2018.csv in the directory.
+	Counts string
 }
 
 // BikeStation is one row of stations.csv.
@@ -48,8 +51,9 @@ type BikeCounts struct {
 }
 
 // ReadCitiBike reads the queried stations and window from the Citi Bike
-// directory dir (counts_2018.csv and stations.csv). Every (hour, station)
-// of the window must be present exactly once.
+// directory dir (stations.csv, and counts_2018.csv unless q.Counts names
+// another counts file). Every (hour, station) of the window must be
+// present exactly once.
 func ReadCitiBike(dir string, q BikeQuery) (*BikeCounts, error) {
 	if len(q.Stations) == 0 {
 		return nil, errors.New("synth: citibike query names no stations")
@@ -74,13 +78,17 @@ func ReadCitiBike(dir string, q BikeQuery) (*BikeCounts, error) {
 	}
 	n := int(span/time.Hour) + 1
 	c := &BikeCounts{Stations: stations, Start: q.Start, Pickups: filled(n, len(col), math.NaN()), Dropoffs: filled(n, len(col), math.NaN())}
-	if err := readBikeCounts(filepath.Join(dir, citiBikeCounts), q.Start, col, c); err != nil {
+	counts := q.Counts
+	if counts == "" {
+		counts = filepath.Join(dir, citiBikeCounts)
+	}
+	if err := readBikeCounts(counts, q.Start, col, c); err != nil {
 		return nil, err
 	}
 	for i := range n {
 		for k, v := range c.Pickups[i] {
 			if math.IsNaN(v) {
-				return nil, fmt.Errorf("synth: citibike counts lack station %d at %s", q.Stations[k], q.Start.Add(time.Duration(i)*time.Hour).Format(citiBikeLayout))
+				return nil, fmt.Errorf("synth: citibike counts %s lack station %d at %s", counts, q.Stations[k], q.Start.Add(time.Duration(i)*time.Hour).Format(citiBikeLayout))
 			}
 		}
 	}
