@@ -2,6 +2,7 @@ package cvi
 
 import (
 	"fmt"
+	"github.com/dcgpd/dcgpd/internal/procstat"
 	"os"
 	"runtime"
 	"sync/atomic"
@@ -52,7 +53,7 @@ func BenchmarkResmoothCity(b *testing.B) {
 			b.ReportAllocs()
 			peak := samplePeakHeap()
 			b.ResetTimer()
-			cpu0 := processCPU()
+			cpu0 := procstat.CPU()
 			for i := 0; i < b.N; i++ {
 				e, err := NewEngine(m, lik, data)
 				if err != nil {
@@ -72,7 +73,7 @@ func BenchmarkResmoothCity(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric((processCPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((procstat.CPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(peak())/1e6, "peak-heap-MB")
 			b.ReportMetric(last.mean, "stop-max-sd")
 			b.ReportMetric(last.rms, "stop-rms-sd")

@@ -2,6 +2,7 @@ package cvi
 
 import (
 	"fmt"
+	"github.com/dcgpd/dcgpd/internal/procstat"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -91,7 +92,7 @@ func BenchmarkEVSites(b *testing.B) {
 			var res BinResult
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := processCPU()
+			cpu0 := procstat.CPU()
 			for i := 0; i < b.N; i++ {
 				j := i % len(bins)
 				t := times[j] + 24*float64(i/len(bins))
@@ -99,7 +100,7 @@ func BenchmarkEVSites(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric((processCPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((procstat.CPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 		})
 		b.Run(fmt.Sprintf("sites=%d/chargers=%d/resmooth-day", np, 4*np), func(b *testing.B) {
 			on, bins, times := evSites(b, np, 5)
@@ -119,7 +120,7 @@ func BenchmarkEVSites(b *testing.B) {
 			b.ReportAllocs()
 			peak := samplePeakHeap()
 			b.ResetTimer()
-			cpu0 := processCPU()
+			cpu0 := procstat.CPU()
 			for i := 0; i < b.N; i++ {
 				e, err := NewEngine(on.model, on.lik, data)
 				if err != nil {
@@ -138,7 +139,7 @@ func BenchmarkEVSites(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric((processCPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((procstat.CPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(peak())/1e6, "peak-heap-MB")
 			b.ReportMetric(float64(iters)/float64(b.N), "cvi-iters")
 		})

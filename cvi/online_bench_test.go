@@ -2,6 +2,7 @@ package cvi
 
 import (
 	"fmt"
+	"github.com/dcgpd/dcgpd/internal/procstat"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -156,7 +157,7 @@ func timeCityBins(b *testing.B, on *Online, bins [][]Obs, np int) {
 	steps, local := 0, 0
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := procstat.CPU()
 	for i := 0; i < b.N; i++ {
 		t := float64(i + 1)
 		if err := on.Step(t, bins[i%len(bins)], &res); err != nil {
@@ -168,7 +169,7 @@ func timeCityBins(b *testing.B, on *Online, bins [][]Obs, np int) {
 		steps += res.Steps
 		local += on.localSteps
 	}
-	cpu := processCPU() - cpu0
+	cpu := procstat.CPU() - cpu0
 	b.ReportMetric(float64(steps)/float64(b.N), "cvi-steps/bin")
 	b.ReportMetric(float64(local)/float64(b.N), "local-steps/bin")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(np), "ns/product")

@@ -2,6 +2,7 @@ package cvi
 
 import (
 	"fmt"
+	"github.com/dcgpd/dcgpd/internal/procstat"
 	"testing"
 )
 
@@ -27,7 +28,7 @@ func BenchmarkOnlineBinTwoFlows(b *testing.B) {
 				fm, fv := make([]float64, np), make([]float64, np)
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0 := processCPU()
+				cpu0 := procstat.CPU()
 				for i := 0; i < b.N; i++ {
 					t := float64(i + 1)
 					for f, on := range ons {
@@ -39,7 +40,7 @@ func BenchmarkOnlineBinTwoFlows(b *testing.B) {
 						}
 					}
 				}
-				cpu := processCPU() - cpu0
+				cpu := procstat.CPU() - cpu0
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/1e6, "cpu-ms/bin")
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(np), "cpu-ns/station")
 			})

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"github.com/dcgpd/dcgpd/internal/procstat"
 	"testing"
 	"time"
 
@@ -98,10 +99,10 @@ func BenchmarkRebalanceBin(b *testing.B) {
 		st, pm, rm := city.bin(k)
 		job.Ingest(st)
 		b.StartTimer()
-		c0 := processCPU()
+		c0 := procstat.CPU()
 		job.Take(ctx, flowForecast("pickups", city.names, pm))
 		job.Take(ctx, flowForecast("returns", city.names, rm))
-		cpu += processCPU() - c0
+		cpu += procstat.CPU() - c0
 		b.StopTimer()
 	}
 	step(0)
@@ -118,7 +119,7 @@ func BenchmarkRebalanceBin(b *testing.B) {
 	ops := float64(b.N * benchStations)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ops, "ns/station")
 	b.ReportMetric(float64(cpu.Nanoseconds())/ops, "cpu-ns/station")
-	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
+	b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MB")
 }
 
 // TestBenchCityBins: each bin of BenchmarkRebalanceBin gives a station

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dcgpd/dcgpd/internal/procstat"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -120,7 +120,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 					}
 				}
 				b.ResetTimer()
-				began, cpu0 := time.Now(), processCPU()
+				began, cpu0 := time.Now(), procstat.CPU()
 				var wg sync.WaitGroup
 				pubs := 4
 				for p := 0; p < pubs; p++ {
@@ -148,7 +148,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 				case <-time.After(10 * time.Minute):
 					b.Fatalf("only %d of %d bins published", got.Load(), want)
 				}
-				el, cpu := time.Since(began), processCPU()-cpu0
+				el, cpu := time.Since(began), procstat.CPU()-cpu0
 				b.StopTimer()
 				b.ReportMetric(float64(models*bins*products)/el.Seconds(), "obs/s")
 				b.ReportMetric(cpu.Seconds(), "cpu-s")
@@ -157,17 +157,6 @@ func BenchmarkEndToEnd(b *testing.B) {
 			}
 		})
 	}
-}
-
-// processCPU is the CPU time (user and system) this process has used:
-// with other programs on the machine, the CPU a run costs is steadier
-// than its wall time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkLatency publishes 1,000 observations a second (10 models × 10

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dcgpd/dcgpd/internal/procstat"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -288,7 +289,7 @@ func BenchmarkDaemonCatchUp(b *testing.B) {
 					data = append(data, natsio.ReplayBin{Start: start, Observations: benchBin(rng, 10, start)})
 				}
 				b.ResetTimer()
-				began, cpu0 := time.Now(), processCPU()
+				began, cpu0 := time.Now(), procstat.CPU()
 				if _, err := natsio.Replay(context.Background(), r.js, "m0", data, natsio.ReplayOptions{Width: time.Hour, Watermark: true}); err != nil {
 					b.Fatal(err)
 				}
@@ -297,7 +298,7 @@ func BenchmarkDaemonCatchUp(b *testing.B) {
 				case <-time.After(30 * time.Minute):
 					b.Fatalf("only %d of %d bins published", got.Load(), bins)
 				}
-				el, cpu := time.Since(began), processCPU()-cpu0
+				el, cpu := time.Since(began), procstat.CPU()-cpu0
 				b.StopTimer()
 				b.ReportMetric(float64(bins)/el.Seconds(), "bins/s")
 				b.ReportMetric(cpu.Seconds(), "cpu-s")
