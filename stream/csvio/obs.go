@@ -44,14 +44,11 @@ type Obs struct {
 // ReadObs parses an OBS CSV; name labels errors (usually the path).
 // An input over MaxObsBytes is refused.
 func ReadObs(r io.Reader, name string) (*Obs, error) {
-	cr := csv.NewReader(newLimitReader(r, maxObsBytes, "MaxObsBytes"))
-	cr.TrimLeadingSpace = true
-	cr.ReuseRecord = true
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
+	cr, header, err := openCSV(r, maxObsBytes, "MaxObsBytes", name)
 	if err != nil {
-		return nil, fmt.Errorf("%s:1: reading header: %w", name, err)
+		return nil, err
 	}
+	cr.ReuseRecord = true
 	col, err := obsColumns(header, name)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package csvio
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -32,12 +31,9 @@ func (p *Products) Index(name string) (int, bool) {
 // the rest are the features (lat,lon,capacity is geographic). An input
 // over MaxProductsBytes is refused.
 func ReadProducts(r io.Reader, name string) (*Products, error) {
-	cr := csv.NewReader(newLimitReader(r, maxProductsBytes, "MaxProductsBytes"))
-	cr.TrimLeadingSpace = true
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
+	cr, header, err := openCSV(r, maxProductsBytes, "MaxProductsBytes", name)
 	if err != nil {
-		return nil, fmt.Errorf("%s:1: reading header: %w", name, err)
+		return nil, err
 	}
 	for i := range header {
 		header[i] = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(header[i], "\ufeff")))

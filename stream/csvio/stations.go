@@ -1,7 +1,6 @@
 package csvio
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"strings"
@@ -13,12 +12,9 @@ import (
 // lat,lon (geographic) and, with the column, their capacities (empty: 0,
 // not known). An input over MaxProductsBytes is refused.
 func ReadStations(r io.Reader, name string) (*Products, error) {
-	cr := csv.NewReader(newLimitReader(r, maxProductsBytes, "MaxProductsBytes"))
-	cr.TrimLeadingSpace = true
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
+	cr, header, err := openCSV(r, maxProductsBytes, "MaxProductsBytes", name)
 	if err != nil {
-		return nil, fmt.Errorf("%s:1: reading header: %w", name, err)
+		return nil, err
 	}
 	col, err := headerColumns(header, name, []string{"station", "lat", "lon"})
 	if err != nil {

@@ -1,7 +1,6 @@
 package csvio
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -29,12 +28,9 @@ func ReadTrips(r io.Reader, name, flow string, zeros bool) (*Obs, error) {
 	if flow != FlowPickups && flow != FlowDropoffs {
 		return nil, fmt.Errorf("flow %q: want %s or %s", flow, FlowPickups, FlowDropoffs)
 	}
-	cr := csv.NewReader(newLimitReader(r, maxObsBytes, "MaxObsBytes"))
-	cr.TrimLeadingSpace = true
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
+	cr, header, err := openCSV(r, maxObsBytes, "MaxObsBytes", name)
 	if err != nil {
-		return nil, fmt.Errorf("%s:1: reading header: %w", name, err)
+		return nil, err
 	}
 	col, err := headerColumns(header, name, []string{"time", "station", flow})
 	if err != nil {
