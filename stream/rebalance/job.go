@@ -188,11 +188,13 @@ func (j *Job) compute(ctx context.Context, p *pair) {
 	began := time.Now()
 	ranked, err := j.risker.Compute(ctx, p.pickups, p.returns)
 	if err != nil {
-		ev := j.log.Error()
 		if ctx.Err() != nil {
-			ev = j.log.Debug() // stopping: nothing went wrong
+			// Stopping mid-bin: said, since the bin's risk is then never
+			// published.
+			j.log.Warn().Err(err).Time("bin_start", p.pickups.BinStart).Msg("stopping: this bin's risk is not published")
+			return
 		}
-		ev.Err(err).Msg("risk not computed")
+		j.log.Error().Err(err).Time("bin_start", p.pickups.BinStart).Msg("risk not computed")
 		return
 	}
 	j.met.seconds.WithLabelValues(j.cfg.Name).Observe(time.Since(began).Seconds())
