@@ -71,3 +71,24 @@ func TestExpNeg(t *testing.T) {
 		t.Errorf("expNeg is %.2g (relative) from math.Exp", worst)
 	}
 }
+
+// TestLog1m: log1m agrees with math.Log1p(−p) to 1e-14 relative over
+// 1e-300 ≤ p ≤ ½ (evenly in log p, and evenly in p over each interval of
+// the table, its ends included).
+func TestLog1m(t *testing.T) {
+	var worst float64
+	check := func(p float64) {
+		got, want := log1m(p), math.Log1p(-p)
+		e := math.Abs(got-want) / math.Abs(want)
+		if !(e <= 1e-14) {
+			t.Fatalf("p = %v: %v, Log1p %v (relative %.3g)", p, got, want, e)
+		}
+		worst = math.Max(worst, e)
+	}
+	for i := 0; i <= 100000; i++ {
+		check(math.Exp(math.Log(1e-300) + (math.Log(0.5)-math.Log(1e-300))*float64(i)/100000))
+		check(0.5 * float64(i+1) / 100001)
+	}
+	check(0.5)
+	t.Logf("largest relative difference %.2g", worst)
+}
