@@ -27,10 +27,34 @@ func log1m(p float64) float64 {
 	i := min(int(p*(1/log1mH)), log1mN-1)
 	c := &log1mCoef[i]
 	x := (p - (float64(i)+0.5)*log1mH) * (2 / log1mH)
+	return -p * estrin12(c, x)
+}
+
+// estrin12 evaluates the polynomial of coefficients c (lowest first) at x
+// by Estrin's scheme, as mills does.
+func estrin12(c *[millsDeg]float64, x float64) float64 {
 	x2 := x * x
 	x4 := x2 * x2
 	q0 := (c[0] + c[1]*x) + (c[2]+c[3]*x)*x2
 	q1 := (c[4] + c[5]*x) + (c[6]+c[7]*x)*x2
 	q2 := (c[8] + c[9]*x) + (c[10]+c[11]*x)*x2
-	return -p * (q0 + (q1+q2*x4)*x4)
+	return q0 + (q1+q2*x4)*x4
+}
+
+// logMillsCoef holds log M on the Mills table's intervals: log M is
+// analytic and of magnitude at most log millsMax + 1 there, so its
+// interpolants reproduce it to a few ulp of that size (tested), which
+// is what survivalFast needs for log Q = −z²/2 − log√(2π) + log M(z),
+// |log Q| ≥ log 2 for z ≥ 0.
+var logMillsCoef = func() *[millsN][millsDeg]float64 {
+	var out [millsN][millsDeg]float64
+	chebPieces(out[:], millsH, func(t float64) float64 { return -math.Log(InvMills(t)) })
+	return &out
+}()
+
+// logMills returns log M(t) for 0 ≤ t < millsMax.
+func logMills(t float64) float64 {
+	i := int(t * (1 / millsH))
+	x := (t - (float64(i)+0.5)*millsH) * (2 / millsH)
+	return estrin12(&logMillsCoef[i], x)
 }

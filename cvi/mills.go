@@ -94,7 +94,7 @@ func survivalFast(z float64) (logQ, lam, lamMinusZ float64) {
 	if z >= 0 {
 		m := mills(z)
 		lam = 1 / m
-		return -(0.5*z)*z - logSqrt2Pi + math.Log(m), lam, lam - z
+		return -(0.5*z)*z - logSqrt2Pi + logMills(z), lam, lam - z
 	}
 	// Φ(z) = φ(z)·M(−z) ≤ ½; −z²/2 is split as in npdf to one exp: its
 	// rounding error e enters as exp(h + e) ≈ exp(h)·(1 + e).

@@ -92,3 +92,19 @@ func TestLog1m(t *testing.T) {
 	check(0.5)
 	t.Logf("largest relative difference %.2g", worst)
 }
+
+// TestLogMills: logMills agrees with log M = −log λ (InvMills) to 1e-14
+// of max(|log M|, 1) over [0, millsMax).
+func TestLogMills(t *testing.T) {
+	var worst float64
+	for i := 0; i < 160000; i++ {
+		z := millsMax * float64(i) / 160000
+		got, want := logMills(z), -math.Log(InvMills(z))
+		e := math.Abs(got-want) / math.Max(math.Abs(want), 1)
+		if !(e <= 1e-14) {
+			t.Fatalf("z = %v: %v, −log λ %v (relative %.3g)", z, got, want, e)
+		}
+		worst = math.Max(worst, e)
+	}
+	t.Logf("largest difference %.2g", worst)
+}
