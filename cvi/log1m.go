@@ -27,7 +27,13 @@ func log1m(p float64) float64 {
 	i := min(int(p*(1/log1mH)), log1mN-1)
 	c := &log1mCoef[i]
 	x := (p - (float64(i)+0.5)*log1mH) * (2 / log1mH)
-	return -p * estrin12(c, x)
+	// estrin12 written out: the compiler does not inline it here.
+	x2 := x * x
+	x4 := x2 * x2
+	q0 := (c[0] + c[1]*x) + (c[2]+c[3]*x)*x2
+	q1 := (c[4] + c[5]*x) + (c[6]+c[7]*x)*x2
+	q2 := (c[8] + c[9]*x) + (c[10]+c[11]*x)*x2
+	return -p * (q0 + (q1+q2*x4)*x4)
 }
 
 // estrin12 evaluates the polynomial of coefficients c (lowest first) at x
