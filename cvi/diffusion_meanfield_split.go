@@ -14,6 +14,14 @@ type pointSplit struct {
 	parts []*splitPart // parts 1, 2, …; part 0 is the Diffusion itself
 	jobs  []splitJob   // per part, 0 included
 	next  atomic.Int32 // the next part to take
+	n     int32        // the parts of the expectation in progress
+}
+
+// take sums parts until none is left.
+func (p *pointSplit) take() {
+	for i := p.next.Add(1) - 1; i < p.n; i = p.next.Add(1) - 1 {
+		p.jobs[i].run()
+	}
 }
 
 // splitPart is one part's copy of the Diffusion.
@@ -136,17 +144,18 @@ func (d *Diffusion) mfPointsSplit(obs []Obs, mean, sd, grad []float64, rows int)
 		p.jobs[i] = job
 	}
 	p.next.Store(0)
-	take := func() {
-		for i := int(p.next.Add(1)) - 1; i < n; i = int(p.next.Add(1)) - 1 {
-			p.jobs[i].run()
+	p.n = int32(n)
+	if nw := d.splitWorkers(n); nw > 1 {
+		var wg sync.WaitGroup
+		for range nw - 1 {
+			wg.Go(p.take)
 		}
+		p.take()
+		wg.Wait()
+	} else {
+		// No goroutine, and nothing allocated.
+		p.take()
 	}
-	var wg sync.WaitGroup
-	for range d.splitWorkers(n) - 1 {
-		wg.Go(take)
-	}
-	take()
-	wg.Wait()
 	sum := p.jobs[0].sum
 	for i, part := range p.parts[:n-1] {
 		sum += p.jobs[i+1].sum

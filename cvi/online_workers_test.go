@@ -109,3 +109,34 @@ func TestPointPartsMatch(t *testing.T) {
 		})
 	}
 }
+
+// TestOnlineOneWorkerAllocs: on one worker a warm bin of a city above the
+// split sizes (its points in parts, its filter passes in pieces) and its
+// 6-bin forecast allocate nothing.
+func TestOnlineOneWorkerAllocs(t *testing.T) {
+	const np = 300
+	opts := DefaultOnlineOptions()
+	opts.Workers = 1
+	on, bins := cityOnlineWith(t, np, 5, DiffusionRoutes{}, opts)
+	var res BinResult
+	fm, fv := make([]float64, np), make([]float64, np)
+	b := 0
+	step := func() {
+		if err := on.Step(float64(b+1), bins[b%len(bins)], &res); err != nil {
+			t.Fatal(err)
+		}
+		if err := on.ForecastSteps(1, 6, fm, fv, nil, func(int) {}); err != nil {
+			t.Fatal(err)
+		}
+		b++
+	}
+	for b < 40 {
+		step()
+	}
+	if d := on.lik.(*Diffusion); d.mf.split == nil {
+		t.Fatal("the points were not split")
+	}
+	if a := testing.AllocsPerRun(20, step); a != 0 {
+		t.Errorf("%v allocations per bin", a)
+	}
+}
