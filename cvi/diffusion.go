@@ -168,6 +168,9 @@ type Diffusion struct {
 	// local, when set, restricts expectCoupledSparse to the terms these
 	// products reach (diffusion_meanfield_local.go); inC is its scratch.
 	local, inC []bool
+	// workers bounds the goroutines a split expectation's parts are summed
+	// on (0: GOMAXPROCS; see setWorkers).
+	workers int
 	// fixedDiffusion: ℓ and π are held, so their gradients are not needed.
 	fixedDiffusion bool
 }

@@ -3,22 +3,37 @@ package cvi
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
-// pointSplit is a Diffusion's second half of the points: a copy with its
-// own scratch and sums. mfPointsSplit sums it on a goroutine of its own
-// that ends before the call returns (on the caller's when there is one
-// core), so a Diffusion owns no goroutine between calls.
+// pointSplit is a Diffusion's parts of the points beyond the first: each
+// a copy with its own scratch and sums. mfPointsSplit has the parts summed
+// by the caller and helper goroutines that end before the call returns,
+// so a Diffusion owns no goroutine between calls.
 type pointSplit struct {
-	half *Diffusion
-	src  *coupledPattern // the pattern half.cp's sums were made for
-	grad []float64       // the half's Σ Jᵀ∂log p
-	job  splitJob
+	parts []*splitPart // parts 1, 2, …; part 0 is the Diffusion itself
+	jobs  []splitJob   // per part, 0 included
+	next  atomic.Int32 // the next part to take
+	n     int32        // the parts of the expectation in progress
 }
 
-// splitJob is one half's share of an expectation's points.
+// take sums parts until none is left.
+func (p *pointSplit) take() {
+	for i := p.next.Add(1) - 1; i < p.n; i = p.next.Add(1) - 1 {
+		p.jobs[i].run()
+	}
+}
+
+// splitPart is one part's copy of the Diffusion.
+type splitPart struct {
+	d    *Diffusion
+	src  *coupledPattern // the pattern d.cp's sums were made for
+	grad []float64       // the part's Σ Jᵀ∂log p
+}
+
+// splitJob is one part's share of an expectation's points.
 type splitJob struct {
-	d              *Diffusion // the half
+	d              *Diffusion // the part's
 	obs            []Obs
 	mean, sd, grad []float64
 	r0, r1         int // rows of the point set
@@ -30,34 +45,63 @@ func (j *splitJob) run() {
 }
 
 // splits reports whether an expectation of rows antithetic pairs in mode
-// is summed in two halves (see DiffusionRoutes.SplitMinProducts).
+// is summed in parts (see DiffusionRoutes.SplitMinProducts).
 func (d *Diffusion) splits(mode mfCurv, grouped bool, rows int) bool {
-	return mode == mfSparse && !grouped && rows >= 2 && d.np >= d.opts.Routes.SplitMinProducts && d.binNoise == nil
+	return mode == mfSparse && !grouped && rows >= 2 && d.opts.Routes.PointParts >= 2 &&
+		d.np >= d.opts.Routes.SplitMinProducts && d.binNoise == nil
 }
 
-// splitHalf returns the second half, synchronised with d's current bin:
-// the same parameters, supplies, points, products and transition rows
-// (read-only while the points run), its sums cleared.
-func (d *Diffusion) splitHalf() *pointSplit {
+// setWorkers sets the number of goroutines a split expectation's parts
+// are summed on, the caller's included (0: runtime.GOMAXPROCS(0)).
+func (d *Diffusion) setWorkers(n int) { d.workers = n }
+
+// splitWorkers returns the number of goroutines for parts parts.
+func (d *Diffusion) splitWorkers(parts int) int {
+	w := d.workers
+	if w == 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	return max(1, min(w, parts))
+}
+
+// splitParts returns the split with n−1 parts beyond d, each
+// synchronised with d's current bin: the same parameters, supplies,
+// points, products and transition rows (read-only while the points run),
+// its sums cleared.
+func (d *Diffusion) splitParts(n int) *pointSplit {
 	p := d.mf.split
 	if p == nil {
+		p = &pointSplit{}
+		d.mf.split = p
+	}
+	for len(p.parts) < n-1 {
 		h := *d
 		h.scratch()
 		h.mf.grow(d.np)
-		p = &pointSplit{half: &h, grad: make([]float64, d.np)}
-		d.mf.split = p
+		p.parts = append(p.parts, &splitPart{d: &h, grad: make([]float64, d.np)})
 	}
-	h, s := p.half, &d.mf
+	if len(p.jobs) < n {
+		p.jobs = make([]splitJob, n)
+	}
+	for _, part := range p.parts[:n-1] {
+		d.syncPart(part)
+	}
+	return p
+}
+
+// syncPart brings one part up to d's current bin and clears its sums.
+func (d *Diffusion) syncPart(part *splitPart) {
+	h, s := part.d, &d.mf
 	h.opts = d.opts
 	h.variance, h.sd, h.logNorm = d.variance, d.sd, d.logNorm
 	h.u, h.z = d.u, d.z
 	h.mf.kind, h.mf.cand, h.mf.rowCols, h.mf.rowVals = s.kind, s.cand, s.rowCols, s.rowVals
 	h.mf.fast, h.mf.ps2 = s.fast, 0
-	if p.src != d.cp {
+	if part.src != d.cp {
 		cp := *d.cp
 		n := len(cp.diagAcc)
 		cp.diagAcc, cp.crossAcc, cp.pairAcc = make([]float64, n), make([]float64, len(cp.crossAcc)), make([]float64, len(cp.pairAcc))
-		h.cp, p.src = &cp, d.cp
+		h.cp, part.src = &cp, d.cp
 		h.cs = coupledScratch{head: make([]int32, n), touched: make([]int, 0, n)}
 	} else {
 		clear(h.cp.diagAcc)
@@ -79,33 +123,53 @@ func (d *Diffusion) splitHalf() *pointSplit {
 			h.mf.w[k], h.mf.h[k] = 0, 0
 		}
 	}
-	clear(p.grad)
-	return p
+	clear(part.grad)
 }
 
-// mfPointsSplit is mfPoints for the sparse curvature with the rows in two
-// halves, the second summed by d.mf.split's copy (on a goroutine of its own
-// when there is more than one core, which ends before the call returns) and
-// added after the first: the sum of the
-// log-likelihoods, and into grad, d.cp's sums and the noise variance's
-// gradient, what mfPoints would have added.
+// mfPointsSplit is mfPoints for the sparse curvature with the rows cut
+// into DiffusionRoutes.PointParts parts: part 0 summed into d's own sums,
+// part i into d.mf.split's copy i, the parts taken by the caller and up
+// to d's workers − 1 goroutines of their own (which end before the call
+// returns), and the copies' sums added after part 0's in part order. It
+// returns the sum of the log-likelihoods and adds into grad, d.cp's sums
+// and the noise variance's gradient what mfPoints would have added.
 func (d *Diffusion) mfPointsSplit(obs []Obs, mean, sd, grad []float64, rows int) float64 {
-	p := d.splitHalf()
-	r := rows / 2
-	p.job = splitJob{d: p.half, obs: obs, mean: mean, sd: sd, grad: p.grad, r0: r, r1: rows}
-	var sum float64
-	if runtime.GOMAXPROCS(0) > 1 {
+	n := min(d.opts.Routes.PointParts, rows)
+	p := d.splitParts(n)
+	for i := range n {
+		job := splitJob{d: d, obs: obs, mean: mean, sd: sd, grad: grad, r0: i * rows / n, r1: (i + 1) * rows / n}
+		if i > 0 {
+			job.d, job.grad = p.parts[i-1].d, p.parts[i-1].grad
+		}
+		p.jobs[i] = job
+	}
+	p.next.Store(0)
+	p.n = int32(n)
+	if nw := d.splitWorkers(n); nw > 1 {
 		var wg sync.WaitGroup
-		wg.Go(p.job.run)
-		sum = d.mfPoints(obs, mean, sd, grad, nil, mfSparse, false, false, 0, r)
+		for range nw - 1 {
+			wg.Go(p.take)
+		}
+		p.take()
 		wg.Wait()
 	} else {
-		sum = d.mfPoints(obs, mean, sd, grad, nil, mfSparse, false, false, 0, r)
-		p.job.run()
+		// No goroutine, and nothing allocated.
+		p.take()
 	}
-	h := p.half
-	sum += p.job.sum
-	for a, v := range p.grad {
+	sum := p.jobs[0].sum
+	for i, part := range p.parts[:n-1] {
+		sum += p.jobs[i+1].sum
+		d.addPart(part, grad)
+	}
+	// Drop the bin's views so that an idle part keeps nothing alive.
+	clear(p.jobs)
+	return sum
+}
+
+// addPart adds one part's sums into grad and d's.
+func (d *Diffusion) addPart(part *splitPart, grad []float64) {
+	h := part.d
+	for a, v := range part.grad {
 		grad[a] += v
 	}
 	cp, hp := d.cp, h.cp
@@ -122,7 +186,4 @@ func (d *Diffusion) mfPointsSplit(obs []Obs, mean, sd, grad []float64, rows int)
 	if !d.opts.Routes.UnfusedPoints {
 		d.cs.fs.add(&h.cs.fs)
 	}
-	// Drop the bin's views so that an idle half keeps nothing alive.
-	p.job = splitJob{}
-	return sum
 }

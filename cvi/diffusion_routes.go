@@ -24,6 +24,14 @@ type DiffusionRoutes struct {
 	// not the second runs in parallel, so the result does not depend on
 	// the number of cores.
 	SplitMinProducts int
+	// PointParts is the number of parts a split expectation cuts its
+	// points into (0: 2, at most the rule's antithetic pairs), each summed
+	// into its own sums and added in part order: the result depends on it
+	// (to rounding), not on how many goroutines take the parts (the
+	// Diffusion's workers, set by the Online that owns it). More parts let
+	// more cores share the points at the cost of adding one more part's
+	// sums per expectation.
+	PointParts int
 	// MeanFieldParamsMin is the number of products from which the
 	// mean-field route also gives the parameter gradient when only σ² is
 	// learned (ℓ and π held or explicit) (0: 65, one above the online
@@ -38,12 +46,16 @@ type DiffusionRoutes struct {
 const (
 	defaultSplitMinProducts   = 256
 	defaultMeanFieldParamsMin = sparseMinProducts + 1
+	defaultPointParts         = 2
 )
 
 // withDefaults checks the routes and fills in the default sizes.
 func (r DiffusionRoutes) withDefaults() (DiffusionRoutes, error) {
-	if r.SplitMinProducts < 0 || r.MeanFieldParamsMin < 0 {
-		return r, fmt.Errorf("cvi: diffusion routes: split and mean-field sizes must be >= 0, got %d and %d", r.SplitMinProducts, r.MeanFieldParamsMin)
+	if r.SplitMinProducts < 0 || r.MeanFieldParamsMin < 0 || r.PointParts < 0 {
+		return r, fmt.Errorf("cvi: diffusion routes: split and mean-field sizes and point parts must be >= 0, got %d, %d and %d", r.SplitMinProducts, r.MeanFieldParamsMin, r.PointParts)
+	}
+	if r.PointParts == 0 {
+		r.PointParts = defaultPointParts
 	}
 	if r.SplitMinProducts == 0 {
 		r.SplitMinProducts = defaultSplitMinProducts

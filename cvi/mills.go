@@ -19,6 +19,14 @@ var millsCoef = millsTable()
 
 func millsTable() *[millsN][millsDeg]float64 {
 	var out [millsN][millsDeg]float64
+	chebPieces(out[:], millsH, func(t float64) float64 { return 1 / InvMills(t) })
+	return &out
+}
+
+// chebPieces fills dst[i] with the monomial coefficients, in the scaled
+// variable x ∈ [−1, 1] of the interval [i·h, (i+1)·h], of the Chebyshev
+// interpolant of degree millsDeg−1 of fn on that interval.
+func chebPieces(dst [][millsDeg]float64, h float64, fn func(float64) float64) {
 	var f, c [millsDeg]float64
 	// T_k(x) in the monomial basis, by T_{k+1} = 2x·T_k − T_{k−1}.
 	var tk [millsDeg][millsDeg]float64
@@ -32,13 +40,13 @@ func millsTable() *[millsN][millsDeg]float64 {
 			tk[k][j] -= tk[k-2][j]
 		}
 	}
-	for i := range out {
-		mid := (float64(i) + 0.5) * millsH
+	for i := range dst {
+		mid := (float64(i) + 0.5) * h
 		// Values at the Chebyshev nodes, then their discrete cosine
 		// transform: the Chebyshev coefficients.
 		for j := range f {
 			x := math.Cos(math.Pi * (float64(j) + 0.5) / millsDeg)
-			f[j] = 1 / InvMills(mid+0.5*millsH*x)
+			f[j] = fn(mid + 0.5*h*x)
 		}
 		for k := range c {
 			var s float64
@@ -51,11 +59,10 @@ func millsTable() *[millsN][millsDeg]float64 {
 		// Highest terms first: the small ones are summed before the large.
 		for k := millsDeg - 1; k >= 0; k-- {
 			for j := 0; j <= k; j++ {
-				out[i][j] += c[k] * tk[k][j]
+				dst[i][j] += c[k] * tk[k][j]
 			}
 		}
 	}
-	return &out
 }
 
 // mills returns M(t) for 0 ≤ t < millsMax by Estrin's scheme (pairs,
@@ -87,7 +94,7 @@ func survivalFast(z float64) (logQ, lam, lamMinusZ float64) {
 	if z >= 0 {
 		m := mills(z)
 		lam = 1 / m
-		return -(0.5*z)*z - logSqrt2Pi + math.Log(m), lam, lam - z
+		return -(0.5*z)*z - logSqrt2Pi + logMills(z), lam, lam - z
 	}
 	// Φ(z) = φ(z)·M(−z) ≤ ½; −z²/2 is split as in npdf to one exp: its
 	// rounding error e enters as exp(h + e) ≈ exp(h)·(1 + e).
@@ -96,11 +103,7 @@ func survivalFast(z float64) (logQ, lam, lamMinusZ float64) {
 	phi := invSqrt2Pi * expNeg(h) * (1 + e)
 	p := phi * mills(-z)
 	lam = phi / (1 - p)
-	if p < 1e-5 {
-		// log(1 − p) = −p·(1 + p/2 + p²/3) to p³/4 < 3e-16 relative.
-		return -p * (1 + p*(0.5+p*(1.0/3))), lam, lam - z
-	}
-	return math.Log1p(-p), lam, lam - z
+	return log1m(p), lam, lam - z
 }
 
 // expNeg returns e^x for −700 < x ≤ 0 to a few ulp (tested), in about half

@@ -71,3 +71,40 @@ func TestExpNeg(t *testing.T) {
 		t.Errorf("expNeg is %.2g (relative) from math.Exp", worst)
 	}
 }
+
+// TestLog1m: log1m agrees with math.Log1p(−p) to 1e-14 relative over
+// 1e-300 ≤ p ≤ ½ (evenly in log p, and evenly in p over each interval of
+// the table, its ends included).
+func TestLog1m(t *testing.T) {
+	var worst float64
+	check := func(p float64) {
+		got, want := log1m(p), math.Log1p(-p)
+		e := math.Abs(got-want) / math.Abs(want)
+		if !(e <= 1e-14) {
+			t.Fatalf("p = %v: %v, Log1p %v (relative %.3g)", p, got, want, e)
+		}
+		worst = math.Max(worst, e)
+	}
+	for i := 0; i <= 100000; i++ {
+		check(math.Exp(math.Log(1e-300) + (math.Log(0.5)-math.Log(1e-300))*float64(i)/100000))
+		check(0.5 * float64(i+1) / 100001)
+	}
+	check(0.5)
+	t.Logf("largest relative difference %.2g", worst)
+}
+
+// TestLogMills: logMills agrees with log M = −log λ (InvMills) to 1e-14
+// of max(|log M|, 1) over [0, millsMax).
+func TestLogMills(t *testing.T) {
+	var worst float64
+	for i := 0; i < 160000; i++ {
+		z := millsMax * float64(i) / 160000
+		got, want := logMills(z), -math.Log(InvMills(z))
+		e := math.Abs(got-want) / math.Max(math.Abs(want), 1)
+		if !(e <= 1e-14) {
+			t.Fatalf("z = %v: %v, −log λ %v (relative %.3g)", z, got, want, e)
+		}
+		worst = math.Max(worst, e)
+	}
+	t.Logf("largest difference %.2g", worst)
+}

@@ -41,6 +41,12 @@ type OnlineOptions struct {
 	// WholeBinSteps turns the localised steps off: every step moves the
 	// whole bin (the reference the tests compare the localised steps with).
 	WholeBinSteps bool
+	// Workers bounds the goroutines a bin's independent work runs on, the
+	// caller's included: the filter's per-chain passes and the parts of
+	// the likelihood's points (0: runtime.GOMAXPROCS(0) when the work
+	// starts; 1: all of it on the caller's goroutine). The results are the
+	// same bit for bit whatever it is; each goroutine ends with its pass.
+	Workers int
 }
 
 // DefaultOnlineOptions returns the documented defaults.
@@ -61,6 +67,8 @@ func (o OnlineOptions) Validate() error {
 		return fmt.Errorf("cvi: online curvature floor must be finite and > 0, got %v", o.CurvatureFloor)
 	case !(o.MeanTol >= 0) || math.IsInf(o.MeanTol, 0):
 		return fmt.Errorf("cvi: online mean tolerance must be finite and >= 0, got %v", o.MeanTol)
+	case o.Workers < 0:
+		return fmt.Errorf("cvi: online workers must be >= 0, got %d", o.Workers)
 	}
 	return nil
 }
@@ -160,9 +168,12 @@ func NewOnline(m *filter.Model, lik Likelihood, opts OnlineOptions) (*Online, er
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	f, err := filter.NewOnline(m, filter.OnlineOptions{FullSites: lik.Joint()})
+	f, err := filter.NewOnline(m, filter.OnlineOptions{FullSites: lik.Joint(), Workers: opts.Workers})
 	if err != nil {
 		return nil, err
+	}
+	if w, ok := lik.(parallelLikelihood); ok {
+		w.setWorkers(opts.Workers)
 	}
 	np := m.NumProducts()
 	o := &Online{model: m, lik: lik, filt: f, opts: opts, np: np, joint: lik.Joint()}
@@ -193,6 +204,12 @@ func (o *Online) growJoint() {
 	o.pc, o.qc = make([]float64, np*np), make([]float64, np*np)
 	o.t2, o.psdWork = make([]float64, np*np), make([]float64, max(np*np, 3*np))
 	o.lw, o.plw, o.mwk = make([]float64, np*np), make([]float64, np*np), make([]float64, np*np)
+}
+
+// parallelLikelihood is a likelihood whose expectation shares its work
+// among goroutines (see OnlineOptions.Workers).
+type parallelLikelihood interface {
+	setWorkers(n int)
 }
 
 // sparseMinProducts is the number of independent products above which the

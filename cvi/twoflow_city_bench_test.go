@@ -2,8 +2,10 @@ package cvi
 
 import (
 	"fmt"
-	"github.com/dcgpd/dcgpd/internal/procstat"
+	"sync"
 	"testing"
+
+	"github.com/dcgpd/dcgpd/internal/procstat"
 )
 
 // BenchmarkOnlineBinTwoFlows times a bike-share city's per-bin work with
@@ -12,7 +14,9 @@ import (
 // each with its own censoring), one op = one bin: each model's predict,
 // local CVI refinement with the diffusion likelihood, update and a
 // 24-bin forecast (the risk's horizon). The two models are independent
-// and run one after the other here, as one runner's bins would:
+// and, as in the daemon (one runner goroutine per model), step
+// concurrently: each on a goroutine of its own per bin, the bin done when
+// both are:
 //
 //	go test -run XXX -bench OnlineBinTwoFlows -benchtime 20x ./cvi/
 func BenchmarkOnlineBinTwoFlows(b *testing.B) {
@@ -21,21 +25,32 @@ func BenchmarkOnlineBinTwoFlows(b *testing.B) {
 			b.Run(fmt.Sprintf("City%d/flows=%d", np, flows), func(b *testing.B) {
 				ons := make([]*Online, flows)
 				bins := make([][][]Obs, flows)
+				res := make([]BinResult, flows)
+				fm, fv := make([][]float64, flows), make([][]float64, flows)
 				for f := range flows {
 					ons[f], bins[f] = benchCity(b, np, uint64(7+f))
+					fm[f], fv[f] = make([]float64, np), make([]float64, np)
 				}
-				var res BinResult
-				fm, fv := make([]float64, np), make([]float64, np)
+				errs := make([]error, flows)
+				stepFlow := func(f int, t float64, i int) {
+					on := ons[f]
+					if errs[f] = on.Step(t, bins[f][i%len(bins[f])], &res[f]); errs[f] == nil {
+						errs[f] = on.ForecastSteps(1, 24, fm[f], fv[f], nil, func(int) {})
+					}
+				}
 				b.ReportAllocs()
 				b.ResetTimer()
 				cpu0 := procstat.CPU()
 				for i := 0; i < b.N; i++ {
 					t := float64(i + 1)
-					for f, on := range ons {
-						if err := on.Step(t, bins[f][i%len(bins[f])], &res); err != nil {
-							b.Fatal(err)
-						}
-						if err := on.ForecastSteps(1, 24, fm, fv, nil, func(int) {}); err != nil {
+					var wg sync.WaitGroup
+					for f := 1; f < flows; f++ {
+						wg.Go(func() { stepFlow(f, t, i) })
+					}
+					stepFlow(0, t, i)
+					wg.Wait()
+					for _, err := range errs {
+						if err != nil {
 							b.Fatal(err)
 						}
 					}

@@ -70,6 +70,11 @@ type OnlineOptions struct {
 	// so the results are the same bit for bit whichever goroutine
 	// computed a chain.
 	SplitMin int
+	// Workers bounds the goroutines a split pass runs on, the caller's
+	// included (0: runtime.GOMAXPROCS(0) when the pass starts; 1: every
+	// pass in one loop on the caller's goroutine). The results do not
+	// depend on it (see SplitMin).
+	Workers int
 }
 
 // defaultSplitMin is OnlineOptions.SplitMin's default.
@@ -87,6 +92,8 @@ func NewOnline(m *Model, opts OnlineOptions) (*Online, error) {
 		return nil, fmt.Errorf("filter: online split size must be >= 0, got %d", opts.SplitMin)
 	case opts.SplitMin == 0:
 		opts.SplitMin = defaultSplitMin
+	case opts.Workers < 0:
+		return nil, fmt.Errorf("filter: online workers must be >= 0, got %d", opts.Workers)
 	}
 	o := &Online{model: m, full: opts.FullSites, opts: opts}
 	if st := m.start; st != nil {

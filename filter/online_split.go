@@ -8,11 +8,11 @@ import (
 	"github.com/dcgpd/dcgpd/internal/linalg"
 )
 
-// chainChunks is the number of pieces a split pass is cut into; the two
+// chainChunks is the number of pieces a split pass is cut into; the
 // goroutines take them in turn. On a machine whose cores are busy with
-// other work the second goroutine may start late or be descheduled: the
-// caller then takes the pieces the second has not and waits for one piece
-// at most, instead of for half the pass.
+// other work a helper goroutine may start late or be descheduled: the
+// caller then takes the pieces the helpers have not and waits for one
+// piece per helper at most, instead of for a share of the pass.
 const chainChunks = 16
 
 // chainPass names one of the per-chain passes an Online splits.
@@ -26,28 +26,28 @@ const (
 	passSave                      // copy m, P into args.state
 )
 
-// chainSplit is what a split Online's passes share with their second
+// chainSplit is what a split Online's passes share with their helper
 // goroutines, and the per-chain results of an update.
 type chainSplit struct {
-	done chan struct{} // a second goroutine's pass is done
-	sync *chainSync
-	gen  int64 // the last pass handed out
+	done  chan struct{} // a helper's pass is done
+	syncs []*chainSync  // per helper
+	next  atomic.Int64  // the next piece to take
+	gen   int64         // the last pass handed out
 	// Per chain: the bin's log-likelihood term, √λ₂ and √s of the update
 	// (0: no site), multiplied into the determinants in chain order.
 	ll, sq, s []float64
-	// Per goroutine (0: the caller's): the first chain whose update
-	// failed (−1: none) and its error, and whether a chain it updated is
-	// not finite.
-	fail      [2]int
-	err       [2]error
-	nonFinite [2]bool
+	// Per goroutine (0: the caller's, then the helpers'): the first chain
+	// whose update failed (−1: none) and its error, and whether a chain it
+	// updated is not finite.
+	fail      []int
+	err       []error
+	nonFinite []bool
 }
 
-// chainSync is what both goroutines of a split pass share: the next piece
-// to take, and the last pass decided (taken by the second goroutine or taken back
-// by the caller: exactly one of them moves it from gen−1 to gen).
+// chainSync is what the caller and one helper of a split pass share: the
+// last pass decided (taken by the helper or taken back by the caller:
+// exactly one of them moves it from gen−1 to gen).
 type chainSync struct {
-	next  atomic.Int64
 	claim atomic.Int64
 }
 
@@ -60,64 +60,90 @@ type chainArgs struct {
 	state      *State
 }
 
-// passHelper is a pass's second goroutine: it takes pass gen's pieces if
-// the caller has not taken the pass back, and ends. One that starts after
-// its pass was taken back finds the claim moved on and ends without
+// passHelper is a pass's helper goroutine w: it takes pass gen's pieces
+// if the caller has not taken its share back, and ends. One that starts
+// after its share was taken back finds the claim moved on and ends without
 // touching the Online: no goroutine outlives its pass's work.
-func passHelper(o *Online, pass chainPass, gen int64, sync *chainSync, done chan<- struct{}) {
+func passHelper(o *Online, pass chainPass, gen int64, w int, sync *chainSync, done chan<- struct{}) {
 	if sync.claim.CompareAndSwap(gen-1, gen) {
-		o.runChunks(pass, sync, 1)
+		o.runChunks(pass, w)
 		done <- struct{}{}
 	}
 }
 
-// splits reports whether the per-chain passes run in two halves (decided
-// when the filter is made, from OnlineOptions.SplitMin).
+// splits reports whether the per-chain passes are split (decided when
+// the filter is made, from OnlineOptions.SplitMin).
 func (o *Online) splits() bool { return o.splitOn }
 
-// chains returns the Online's split state, made on first use.
-func (o *Online) chains() *chainSplit {
+// workers returns the number of goroutines a split pass runs on.
+func (o *Online) workers() int {
+	w := o.opts.Workers
+	if w == 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	return max(1, min(w, chainChunks))
+}
+
+// chains returns the Online's split state, made on first use and grown
+// to nw goroutines.
+func (o *Online) chains(nw int) *chainSplit {
 	if o.split == nil {
 		nc := len(o.kerns)
-		p := &chainSplit{done: make(chan struct{}, 1), sync: &chainSync{}}
+		p := &chainSplit{}
 		p.ll, p.sq, p.s = make([]float64, nc), make([]float64, nc), make([]float64, nc)
 		o.split = p
 	}
-	return o.split
+	p := o.split
+	if len(p.fail) < nw {
+		p.done = make(chan struct{}, nw)
+		p.fail, p.err, p.nonFinite = make([]int, nw), make([]error, nw), make([]bool, nw)
+		for w := range p.fail {
+			p.fail[w] = -1
+		}
+		for len(p.syncs) < nw-1 {
+			s := &chainSync{}
+			s.claim.Store(p.gen)
+			p.syncs = append(p.syncs, s)
+		}
+	}
+	return p
 }
 
 // forEachChain runs pass over every chain: for a split Online in pieces
-// that the caller and a second goroutine started for the pass (with more
-// than one core) take in turn, else in one loop. When the second
-// goroutine has taken the pass, forEachChain waits for its last piece;
-// when it has not started by the time the caller ran out of pieces, the
-// caller takes the pass back and the goroutine ends as soon as it starts.
+// that the caller and up to Workers−1 helper goroutines started for the
+// pass take in turn, else in one loop. The caller waits for the last
+// piece of every helper that took the pass; a helper that has not started
+// by the time the caller ran out of pieces is taken back and ends as soon
+// as it starts.
 func (o *Online) forEachChain(pass chainPass) {
+	nw := o.workers()
 	if !o.splits() {
 		o.runPass(pass, 0, len(o.kerns), 0)
 		return
 	}
-	p := o.chains()
-	p.sync.next.Store(0)
-	helper := runtime.GOMAXPROCS(0) > 1
-	if helper {
-		p.gen++
-		go passHelper(o, pass, p.gen, p.sync, p.done)
+	p := o.chains(nw)
+	p.next.Store(0)
+	p.gen++
+	for w := 1; w < nw; w++ {
+		go passHelper(o, pass, p.gen, w, p.syncs[w-1], p.done)
 	}
-	o.runChunks(pass, p.sync, 0)
-	if helper && !p.sync.claim.CompareAndSwap(p.gen-1, p.gen) {
-		// The helper took the pass: wait for its last piece.
-		<-p.done
+	o.runChunks(pass, 0)
+	for _, s := range p.syncs {
+		if !s.claim.CompareAndSwap(p.gen-1, p.gen) {
+			// This helper took the pass: wait for its last piece.
+			<-p.done
+		}
 	}
 }
 
-// runChunks takes pieces of pass until none is left; w (0 or 1) is the
-// goroutine, where an update records its failures.
-func (o *Online) runChunks(pass chainPass, sync *chainSync, w int) {
+// runChunks takes pieces of pass until none is left; w is the goroutine
+// (0: the caller's), where an update records its failures.
+func (o *Online) runChunks(pass chainPass, w int) {
 	nc := len(o.kerns)
 	size := (nc + chainChunks - 1) / chainChunks
+	next := &o.split.next
 	for {
-		i := int(sync.next.Add(1)) - 1
+		i := int(next.Add(1)) - 1
 		c0 := i * size
 		if c0 >= nc {
 			return
@@ -126,7 +152,7 @@ func (o *Online) runChunks(pass chainPass, sync *chainSync, w int) {
 	}
 }
 
-// runPass runs pass over chains [c0, c1); w (0 or 1) is the goroutine,
+// runPass runs pass over chains [c0, c1); w is the goroutine,
 // where an update records its failures.
 func (o *Online) runPass(pass chainPass, c0, c1, w int) {
 	a := &o.args
@@ -185,15 +211,13 @@ func (o *Online) updateChains(c0, c1, w int) {
 // updateScratch returns where updates keep their per-chain results: the
 // split state, made on first use (its goroutine only for a split Online).
 func (o *Online) updateScratch() *chainSplit {
+	if o.splits() {
+		return o.chains(o.workers())
+	}
 	if o.split != nil {
 		return o.split
 	}
-	if o.splits() {
-		return o.chains()
-	}
-	nc := len(o.kerns)
-	o.split = &chainSplit{ll: make([]float64, nc), sq: make([]float64, nc), s: make([]float64, nc)}
-	return o.split
+	return o.chains(1)
 }
 
 // updateScalarChains is Update's pass for scalar chains: it returns the
@@ -201,19 +225,25 @@ func (o *Online) updateScratch() *chainSplit {
 // chain order, or the first failing chain's error.
 func (o *Online) updateScalarChains(nat1, nat2 []float64) (float64, error) {
 	p := o.updateScratch()
-	p.fail, p.err, p.nonFinite = [2]int{-1, -1}, [2]error{}, [2]bool{}
+	for w := range p.fail {
+		p.fail[w], p.err[w], p.nonFinite[w] = -1, nil, false
+	}
 	o.args = chainArgs{nat1: nat1, nat2: nat2}
 	o.forEachChain(passUpdate)
 	o.args = chainArgs{}
-	if w := p.fail[0]; w >= 0 || p.fail[1] >= 0 {
-		i := 0
-		if w < 0 || (p.fail[1] >= 0 && p.fail[1] < w) {
-			i = 1
+	first := -1
+	for w, c := range p.fail {
+		if c >= 0 && (first < 0 || c < p.fail[first]) {
+			first = w
 		}
-		return 0, fmt.Errorf("product %d: %w", p.fail[i], p.err[i])
 	}
-	if p.nonFinite[0] || p.nonFinite[1] {
-		return 0, errNonFinite
+	if first >= 0 {
+		return 0, fmt.Errorf("product %d: %w", p.fail[first], p.err[first])
+	}
+	for _, bad := range p.nonFinite {
+		if bad {
+			return 0, errNonFinite
+		}
 	}
 	var total float64
 	var siteDet, innovDet logProd

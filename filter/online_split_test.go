@@ -2,6 +2,7 @@ package filter
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -35,7 +36,7 @@ func splitCases() []testCase {
 func splitAt(n int) OnlineOptions { return OnlineOptions{SplitMin: n} }
 
 // TestOnlineSplitMatchesSerial: an Online whose per-chain passes run in
-// two halves (the second on another goroutine) gives the serial loop's
+// pieces on 1, 2 or 7 goroutines (OnlineOptions.Workers) gives the serial loop's
 // numbers bit for bit over bins with missing sites: predicted and
 // filtered marginals, the bin's log-likelihood, the saved state and the
 // 5-step forecasts. The forecasts, formed four horizons at a time, also
@@ -43,57 +44,66 @@ func splitAt(n int) OnlineOptions { return OnlineOptions{SplitMin: n} }
 // propagated state's marginal to 1e-12.
 func TestOnlineSplitMatchesSerial(t *testing.T) {
 	for _, tc := range splitCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			m := tc.model(t)
-			np := m.NumProducts()
-			split, err := NewOnline(m, splitAt(2))
+		for _, nw := range []int{1, 2, 7} {
+			t.Run(fmt.Sprintf("%s/workers=%d", tc.name, nw), func(t *testing.T) {
+				testSplitMatchesSerial(t, tc.model(t), nw)
+			})
+		}
+	}
+}
+
+// testSplitMatchesSerial is TestOnlineSplitMatchesSerial for model m on nw
+// goroutines.
+func testSplitMatchesSerial(t *testing.T, m *Model, nw int) {
+	np := m.NumProducts()
+	opts := splitAt(2)
+	opts.Workers = nw
+	split, err := NewOnline(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, err := NewOnline(m, OnlineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !split.splits() || serial.splits() {
+		t.Fatalf("split %v, serial %v", split.splits(), serial.splits())
+	}
+	rng := rand.New(rand.NewPCG(8, 9))
+	times := randomTimes(rng, 20, 30)
+	s := randomSites(rng, len(times), np, false, 0.25)
+	const n = 5
+	got, want := newMoments(np, n), newMoments(np, n)
+	var gs, ws State
+	for b, tt := range times {
+		l1, l2 := s.Bin(b)
+		for _, x := range []struct {
+			o   *Online
+			mom *moments
+			st  *State
+		}{{split, got, &gs}, {serial, want, &ws}} {
+			x.o.SaveTo(x.st)
+			if err := x.o.Advance(tt); err != nil {
+				t.Fatal(err)
+			}
+			x.o.MarginalVar(x.mom.pm, x.mom.pv)
+			ll, err := x.o.Update(l1, l2)
 			if err != nil {
 				t.Fatal(err)
 			}
-			serial, err := NewOnline(m, OnlineOptions{})
-			if err != nil {
+			x.mom.ll = ll
+			x.o.MarginalVar(x.mom.fm, x.mom.fv)
+			if err := x.o.ForecastStepsVar(0.7, n, x.mom.m, x.mom.v, func(h int) {
+				copy(x.mom.hm[h-1], x.mom.m)
+				copy(x.mom.hv[h-1], x.mom.v)
+			}); err != nil {
 				t.Fatal(err)
 			}
-			if !split.splits() || serial.splits() {
-				t.Fatalf("split %v, serial %v", split.splits(), serial.splits())
-			}
-			rng := rand.New(rand.NewPCG(8, 9))
-			times := randomTimes(rng, 20, 30)
-			s := randomSites(rng, len(times), np, false, 0.25)
-			const n = 5
-			got, want := newMoments(np, n), newMoments(np, n)
-			var gs, ws State
-			for b, tt := range times {
-				l1, l2 := s.Bin(b)
-				for _, x := range []struct {
-					o   *Online
-					mom *moments
-					st  *State
-				}{{split, got, &gs}, {serial, want, &ws}} {
-					x.o.SaveTo(x.st)
-					if err := x.o.Advance(tt); err != nil {
-						t.Fatal(err)
-					}
-					x.o.MarginalVar(x.mom.pm, x.mom.pv)
-					ll, err := x.o.Update(l1, l2)
-					if err != nil {
-						t.Fatal(err)
-					}
-					x.mom.ll = ll
-					x.o.MarginalVar(x.mom.fm, x.mom.fv)
-					if err := x.o.ForecastStepsVar(0.7, n, x.mom.m, x.mom.v, func(h int) {
-						copy(x.mom.hm[h-1], x.mom.m)
-						copy(x.mom.hv[h-1], x.mom.v)
-					}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if !got.equal(want) || !statesEqual(gs, ws) || split.LogLik() != serial.LogLik() {
-					t.Fatalf("bin %d: the split filter differs from the serial one", b)
-				}
-				checkForecastRows(t, serial, 0.7, want)
-			}
-		})
+		}
+		if !got.equal(want) || !statesEqual(gs, ws) || split.LogLik() != serial.LogLik() {
+			t.Fatalf("bin %d: the split filter differs from the serial one", b)
+		}
+		checkForecastRows(t, serial, 0.7, want)
 	}
 }
 
@@ -193,8 +203,11 @@ func statesEqual(a, b State) bool {
 func TestOnlineSplitUpdateFails(t *testing.T) {
 	m := splitCases()[0].model(t)
 	np := m.NumProducts()
-	for _, min := range []int{2, np + 1} {
-		o, err := NewOnline(m, splitAt(min))
+	for _, c := range []struct{ min, workers int }{{2, 0}, {2, 7}, {np + 1, 0}} {
+		min := c.min
+		opts := splitAt(min)
+		opts.Workers = c.workers
+		o, err := NewOnline(m, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,20 +232,20 @@ func TestOnlineSplitUpdateFails(t *testing.T) {
 	}
 }
 
-// TestOnlineSplitLeavesNoGoroutine: a split Online's second goroutines
+// TestOnlineSplitLeavesNoGoroutine: a split Online's helper goroutines
 // end with their passes, while the filter is still in use (a daemon that
 // rebuilds its models leaves none behind, whenever the garbage collector
 // runs). It waits up to 10 s for the count of goroutines to come back to
 // what it was before three split filters each ran passes.
 func TestOnlineSplitLeavesNoGoroutine(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("one core: the halves run on the caller's goroutine")
-	}
 	m := splitCases()[0].model(t)
 	before := runtime.NumGoroutine()
 	var keep []*Online
 	for i := 0; i < 3; i++ {
-		o, err := NewOnline(m, splitAt(2))
+		// Seven goroutines a pass whatever the number of cores.
+		opts := splitAt(2)
+		opts.Workers = 7
+		o, err := NewOnline(m, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
