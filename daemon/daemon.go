@@ -18,6 +18,7 @@ import (
 	"github.com/dcgpd/dcgpd/snapshot/jsstore"
 	"github.com/dcgpd/dcgpd/stream"
 	"github.com/dcgpd/dcgpd/stream/cluster"
+	"github.com/dcgpd/dcgpd/stream/gbfs"
 	"github.com/dcgpd/dcgpd/stream/natsio"
 	"github.com/dcgpd/dcgpd/stream/query"
 	"github.com/dcgpd/dcgpd/stream/rebalance"
@@ -53,6 +54,11 @@ type Daemon struct {
 	rebMet     *rebalance.Metrics
 	statusSink stream.Sink
 	statusLog  *ratelimit.Limiter
+
+	// The GBFS feeds polled in process (feed.go).
+	feedMu  sync.Mutex // guards feeds (the page reads it while they start)
+	feeds   []*feedSource
+	gbfsMet *gbfs.Metrics
 }
 
 // New builds every configured model (reading products files) without
@@ -184,6 +190,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.cfg.Cluster.Enabled {
 		return d.serveCluster(ctx, js, sink)
 	}
+	if err := d.prepareFeeds(ctx); err != nil {
+		return err
+	}
 	if err := d.startModels(ctx, sink); err != nil {
 		return err
 	}
@@ -201,6 +210,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	statusCons = append(statusCons, evseCons...)
+	fctx, stopFeeds := context.WithCancel(ctx)
+	defer stopFeeds()
+	feedsDone, err := d.startFeeds(fctx, js)
+	if err != nil {
+		stopFeeds()
+		feedsDone()
+		return err
+	}
 	rctx, stopRunners := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for _, rr := range d.rebal {
@@ -226,6 +243,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	<-ctx.Done()
 	d.ready.Store(false)
 	d.log.Info().Msg("shutting down: stop pulling, snapshot, acknowledge, flush")
+	stopFeeds()
+	feedsDone()
 	for _, cc := range consumers {
 		cc.ctx.Stop()
 	}

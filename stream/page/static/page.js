@@ -198,7 +198,7 @@ function riskLine(s) {
 
 function riskTable(sys) {
   const div = document.createElement("div");
-  const when = sys.bin_end ? `as of ${fmtTime(Date.parse(sys.bin_end))} UTC` : "no bin yet";
+  const when = sys.bin_end ? `as of ${fmtTime(Date.parse(sys.bin_end))} UTC` : "no ranking yet";
   const counts = Object.entries(sys.statuses).map(([k, n]) => `${n} ${k}`).join(", ");
   const h = fmtHorizon(sys.horizon_seconds);
   const h2 = document.createElement("h2");
@@ -208,6 +208,12 @@ function riskTable(sys) {
     `red: urgent, P(empty) for an add or P(full) for a removal \u2265 ${pct(sys.urgency_threshold)} within ${h} (${sys.urgent})`;
   h2.appendChild(small);
   div.appendChild(h2);
+  if (sys.waiting) {
+    const note = document.createElement("p");
+    note.className = "waiting-note";
+    note.textContent = "Waiting: " + sys.waiting;
+    div.appendChild(note);
+  }
   if (sys.stale) {
     const note = document.createElement("p");
     note.className = "stale-note";
