@@ -51,11 +51,17 @@ func (rc *RebalanceConfig) StationsPath() string {
 // validateFeed checks an entry's feed keys; bad formats the error with
 // the entry and key.
 func (f *FeedSource) validateFeed(bad func(key, format string, a ...any) error) error {
-	set := f.GBFSLanguage != "" || f.GBFSMinInterval.Duration != 0 || f.GBFSMaxInterval.Duration != 0 || f.GBFSTimeout.Duration != 0 ||
-		f.FlowMaxGap.Duration != 0 || f.FlowTruckWindow.Duration != 0 || f.FlowNoTrucks || f.StationsFile != ""
 	if f.GBFSURL == "" {
-		if set {
-			return bad("gbfs_url", "the gbfs_* and flow_* keys and stations_file need gbfs_url (the feed the daemon polls)")
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"gbfs_language", f.GBFSLanguage != ""}, {"gbfs_min_interval", f.GBFSMinInterval.Duration != 0},
+			{"gbfs_max_interval", f.GBFSMaxInterval.Duration != 0}, {"gbfs_timeout", f.GBFSTimeout.Duration != 0},
+			{"flow_max_gap", f.FlowMaxGap.Duration != 0}, {"flow_truck_window", f.FlowTruckWindow.Duration != 0},
+			{"flow_no_trucks", f.FlowNoTrucks}, {"stations_file", f.StationsFile != ""}} {
+			if k.set {
+				return bad(k.key, "needs gbfs_url (the feed the daemon polls); without it the status comes from `dcgpd gbfs`")
+			}
 		}
 		return nil
 	}

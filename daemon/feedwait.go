@@ -47,7 +47,6 @@ func (d *Daemon) startingViews() []RiskView {
 // first status, or the first bin's end and, with an in-process feed,
 // when its flows will have been derived.
 func (d *Daemon) waitingFor(rc *config.RebalanceConfig, job *rebalance.Job, origin time.Time, width time.Duration) string {
-	statusAt := job.Tracker.Newest()
 	if fs := d.feedOf(rc.Name); fs != nil {
 		fs.mu.Lock()
 		first, lag, stations := fs.firstStatus, fs.lag, fs.stations
@@ -59,6 +58,7 @@ func (d *Daemon) waitingFor(rc *config.RebalanceConfig, job *rebalance.Job, orig
 		return fmt.Sprintf("first bin closes at %s UTC; its pickups and returns are derived from the polls by about %s UTC (flow lag %s), then the ranking",
 			clock(end), clock(end.Add(lag)), humanAge(lag))
 	}
+	statusAt := job.Tracker.Newest()
 	if statusAt.IsZero() {
 		return fmt.Sprintf("waiting for station status on %s.status.%s (`dcgpd gbfs --url …/gbfs.json --feed %s` publishes it)",
 			d.cfg.NATS.Prefix, rc.StatusFeed(), rc.StatusFeed())
