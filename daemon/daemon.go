@@ -59,6 +59,7 @@ type Daemon struct {
 	feedMu  sync.Mutex // guards feeds (the page reads it while they start)
 	feeds   []*feedSource
 	gbfsMet *gbfs.Metrics
+	feedMet *feedMetrics
 }
 
 // New builds every configured model (reading products files) without

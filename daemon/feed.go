@@ -38,8 +38,11 @@ type feedSource struct {
 	flows                   *feedflow.Flows
 	// lag is how long after a bin's end its flows are derived.
 	lag time.Duration
-	// flowErrors counts derived messages that could not be published.
+	// flowErrors counts derived messages that could not be published;
+	// stats is the derivation's counts as last exported to met.
 	flowErrors int
+	stats      feedflow.Stats
+	met        *feedMetrics
 }
 
 // pollerConfig is an entry's poller configuration: package gbfs's
@@ -90,14 +93,14 @@ func (d *Daemon) prepareFeeds(ctx context.Context) error {
 			continue
 		}
 		if d.gbfsMet == nil {
-			d.gbfsMet = gbfs.NewMetrics(d.reg)
+			d.gbfsMet, d.feedMet = gbfs.NewMetrics(d.reg), newFeedMetrics(d.reg)
 		}
 		log := d.log.With().Str("rebalance", rc.Name).Str("gbfs", rc.GBFSURL).Logger()
 		p, err := gbfs.NewPoller(pollerConfig(rc, d.cfg.NATS.Prefix), nil, d.gbfsMet, log)
 		if err != nil {
 			return fmt.Errorf("rebalance %s: %w", rc.Name, err)
 		}
-		fs := &feedSource{rc: rc, poller: p, log: log}
+		fs := &feedSource{rc: rc, poller: p, log: log, met: d.feedMet}
 		d.feedMu.Lock()
 		d.feeds = append(d.feeds, fs)
 		d.feedMu.Unlock()
@@ -184,12 +187,16 @@ func (t teePublisher) Publish(ctx context.Context, subject, msgID string, data [
 	if err != nil {
 		t.fs.log.Warn().Err(err).Msg("flows not derived from this status")
 	}
+	st := t.fs.flows.Stats()
+	t.fs.met.add(t.fs.rc.Name, t.fs.stats, st)
+	t.fs.stats = st
 	for _, o := range outs {
 		msg := nats.NewMsg(o.Subject)
 		msg.Data = o.Data
 		msg.Header.Set(jetstream.MsgIDHeader, o.MsgID)
 		if _, err := t.js.PublishMsg(ctx, msg); err != nil {
 			t.fs.flowErrors++
+			t.fs.met.unsent.WithLabelValues(t.fs.rc.Name).Inc()
 			t.fs.log.Warn().Err(err).Str("id", o.MsgID).Msg("derived flow not stored; its bin closes without it")
 		}
 	}

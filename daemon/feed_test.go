@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -223,6 +224,7 @@ func TestServeFromGBFSURL(t *testing.T) {
 	view, waited := waitRanking(t, d, width, lag, feed)
 	checkRanking(t, feed, view)
 	checkDerived(t, feed, obs.got(), view, width, lag)
+	checkFeedMetrics(t, d)
 	if !strings.Contains(logs.String(), "got the pooled prior mean") {
 		t.Errorf("no pooled-prior log line")
 	}
@@ -420,5 +422,27 @@ func checkDerived(t *testing.T, feed *recordedFeed, got map[string][]wire.ObsMes
 		if !ranked || bins == 0 {
 			t.Errorf("%s: %d bins received, the ranked bin %s among them: %v", model, bins, v.BinStart.Format(time.TimeOnly), ranked)
 		}
+	}
+}
+
+// checkFeedMetrics: the first bin's six stations, partly covered, are
+// counted censored from below; nothing was refused or left unsent.
+func checkFeedMetrics(t *testing.T, d *Daemon) {
+	t.Helper()
+	resp, err := http.Get("http://" + d.HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	text := string(b)
+	var censored float64
+	for _, l := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(l, `dcgpd_feed_flow_bins_total{name="demo",outcome="censored_below"} `); ok {
+			censored, _ = strconv.ParseFloat(rest, 64)
+		}
+	}
+	if censored < 6 || strings.Contains(text, "dcgpd_feed_flow_samples_refused_total{") || strings.Contains(text, "dcgpd_feed_flow_unsent_total{") {
+		t.Errorf("feed metrics: %v censored station-bins (want >= 6), refused or unsent present:\n%s", censored, text)
 	}
 }
