@@ -180,6 +180,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 			cancel()
 		}()
 	}
+	// a feed's stations become its models' products before anything reads them
+	if err := d.prepareFeeds(ctx); err != nil {
+		return err
+	}
 	sink := natsio.NewPublisher(d.nc, js, d.cfg.NATS.Prefix, d.log)
 	uctx, stopUnknown := context.WithCancel(ctx)
 	var unknown sync.WaitGroup
@@ -191,9 +195,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.cfg.Cluster.Enabled {
 		return d.serveCluster(ctx, js, sink)
 	}
-	if err := d.prepareFeeds(ctx); err != nil {
-		return err
-	}
 	if err := d.startModels(ctx, sink); err != nil {
 		return err
 	}
@@ -202,23 +203,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = svc.Stop() }()
-	statusCons, err := d.startRebalance(ctx, js, sink)
+	statusCons, stopFeeds, err := d.startStatusInputs(ctx, js, sink)
 	if err != nil {
 		return err
 	}
-	evseCons, err := d.startCharging(ctx, js, sink)
-	if err != nil {
-		return err
-	}
-	statusCons = append(statusCons, evseCons...)
-	fctx, stopFeeds := context.WithCancel(ctx)
 	defer stopFeeds()
-	feedsDone, err := d.startFeeds(fctx, js)
-	if err != nil {
-		stopFeeds()
-		feedsDone()
-		return err
-	}
 	rctx, stopRunners := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for _, rr := range d.rebal {
@@ -245,7 +234,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.ready.Store(false)
 	d.log.Info().Msg("shutting down: stop pulling, snapshot, acknowledge, flush")
 	stopFeeds()
-	feedsDone()
 	for _, cc := range consumers {
 		cc.ctx.Stop()
 	}

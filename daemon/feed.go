@@ -135,29 +135,42 @@ func (d *Daemon) feedProducts(ctx context.Context, fs *feedSource) error {
 }
 
 // startFeeds runs each entry's poller, publishing through JetStream and
-// into the entry's flow deriver, until ctx ends; the returned function
-// waits for them to stop.
+// into the entry's flow deriver, until ctx ends or the returned function
+// (idempotent) stops them and waits.
 func (d *Daemon) startFeeds(ctx context.Context, js jetstream.JetStream) (func(), error) {
+	fctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); wg.Wait() }) }
 	for _, fs := range d.feeds {
-		p, r := d.Runner(fs.rc.Pickups), d.Runner(fs.rc.Returns)
-		if p == nil || r == nil {
-			return wg.Wait, fmt.Errorf("rebalance %s: models %s and %s must both run on this instance", fs.rc.Name, fs.rc.Pickups, fs.rc.Returns)
+		if err := d.startFeed(fctx, js, fs, &wg); err != nil {
+			stop()
+			return stop, err
 		}
-		pc := p.Config()
-		flows, err := feedflow.New(feedflow.Config{Flow: flowConfig(fs.rc, &pc), Pickups: fs.rc.Pickups, Returns: fs.rc.Returns, Prefix: d.cfg.NATS.Prefix})
-		if err != nil {
-			return wg.Wait, fmt.Errorf("rebalance %s: %w", fs.rc.Name, err)
-		}
-		fs.mu.Lock()
-		fs.flows, fs.lag = flows, flows.Lag()
-		fs.mu.Unlock()
-		fs.poller.SetPublisher(teePublisher{next: gbfs.JetStreamPublisher{JS: js}, fs: fs, js: js})
-		fs.log.Info().Int("stations", fs.stations).Dur("bin", pc.Bin.Duration).Dur("flow_lag", fs.lag).
-			Msg("polling the GBFS feed in process: status on " + d.cfg.NATS.Prefix + ".status." + fs.rc.StatusFeed() + ", derived pickups and returns on the models' input")
-		wg.Go(func() { _ = fs.poller.Run(ctx) })
 	}
-	return wg.Wait, nil
+	return stop, nil
+}
+
+// startFeed builds fs's flow deriver and runs its poller on wg.
+func (d *Daemon) startFeed(ctx context.Context, js jetstream.JetStream, fs *feedSource, wg *sync.WaitGroup) error {
+	p, r := d.Runner(fs.rc.Pickups), d.Runner(fs.rc.Returns)
+	if p == nil || r == nil {
+		return fmt.Errorf("rebalance %s: models %s and %s must both run on this instance", fs.rc.Name, fs.rc.Pickups, fs.rc.Returns)
+	}
+	pc := p.Config()
+	flows, err := feedflow.New(feedflow.Config{Flow: flowConfig(fs.rc, &pc), Pickups: fs.rc.Pickups, Returns: fs.rc.Returns,
+		Prefix: d.cfg.NATS.Prefix, Stations: p.Products()})
+	if err != nil {
+		return fmt.Errorf("rebalance %s: %w", fs.rc.Name, err)
+	}
+	fs.mu.Lock()
+	fs.flows, fs.lag = flows, flows.Lag()
+	fs.mu.Unlock()
+	fs.poller.SetPublisher(teePublisher{next: gbfs.JetStreamPublisher{JS: js}, fs: fs, js: js})
+	fs.log.Info().Int("stations", fs.stations).Dur("bin", pc.Bin.Duration).Dur("flow_lag", fs.lag).
+		Msg("polling the GBFS feed in process: status on " + d.cfg.NATS.Prefix + ".status." + fs.rc.StatusFeed() + ", derived pickups and returns on the models' input")
+	wg.Go(func() { _ = fs.poller.Run(ctx) })
+	return nil
 }
 
 // teePublisher stores a status message, then derives the flows it

@@ -18,6 +18,9 @@ type Config struct {
 	Flow statusflow.Config
 	// Pickups and Returns are the models' names; Prefix the subjects'.
 	Pickups, Returns, Prefix string
+	// Stations are the models' products: samples of other stations are
+	// counted (Stats.Ignored) and dropped; nil takes every station.
+	Stations []string
 }
 
 // Out is one message to publish: Subject, a Nats-Msg-Id and the JSON.
@@ -31,8 +34,9 @@ type Stats struct {
 	// Bins is the station-bins derived; Observed those sent as an
 	// observation, Censored those of them censored from below.
 	Bins, Observed, Censored int
-	// Unchanged counts samples that repeated a station's last report.
-	Unchanged int
+	// Unchanged counts samples that repeated a station's last report;
+	// Ignored those of stations the models do not have.
+	Unchanged, Ignored int
 	// Refused counts samples statusflow refused, by reason.
 	Refused map[string]int
 }
@@ -47,6 +51,7 @@ type Flows struct {
 	cfg  Config
 	d    *statusflow.Deriver
 	last map[string]time.Time // each station's newest sample taken
+	keep map[string]bool      // Config.Stations (nil: every station)
 	// at is the newest snapshot's time, prev the one before it: the
 	// deriver is advanced to prev, so a station's report may reach the
 	// feed one poll late.
@@ -63,7 +68,14 @@ func New(cfg Config) (*Flows, error) {
 	if cfg.Pickups == "" || cfg.Returns == "" || cfg.Prefix == "" {
 		return nil, fmt.Errorf("feedflow: pickups %q, returns %q and prefix %q are all needed", cfg.Pickups, cfg.Returns, cfg.Prefix)
 	}
-	return &Flows{cfg: cfg, d: d, last: map[string]time.Time{}, stats: Stats{Refused: map[string]int{}}}, nil
+	f := &Flows{cfg: cfg, d: d, last: map[string]time.Time{}, stats: Stats{Refused: map[string]int{}}}
+	if cfg.Stations != nil {
+		f.keep = make(map[string]bool, len(cfg.Stations))
+		for _, s := range cfg.Stations {
+			f.keep[s] = true
+		}
+	}
+	return f, nil
 }
 
 // Stats returns a copy of the counts so far.
@@ -89,6 +101,10 @@ func (f *Flows) Take(m *stationstatus.Message) ([]Out, error) {
 		f.prev, f.at = f.at, m.At
 	}
 	for _, s := range statusflow.FromStatus(m) {
+		if f.keep != nil && !f.keep[s.Station] {
+			f.stats.Ignored++
+			continue
+		}
 		if last, ok := f.last[s.Station]; ok && !s.At.After(last) {
 			f.stats.Unchanged++
 			continue

@@ -131,3 +131,36 @@ func TestTakeBins(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// TestTakeOnlyTheModelsStations: samples of a station the models do not
+// have are counted and dropped, never sent.
+func TestTakeOnlyTheModelsStations(t *testing.T) {
+	cfg := statusflow.DefaultConfig()
+	cfg.Bin, cfg.MaxGap, cfg.TruckWindow, cfg.DetectTrucks = 5*time.Second, 3*time.Second, 2*time.Second, false
+	f, err := New(Config{Flow: cfg, Pickups: "p", Returns: "r", Prefix: "dcgp", Stations: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent []wire.Observation
+	for s := 2; s <= 14; s++ {
+		outs, err := f.Take(status(s, map[string]int{"a": 10 - s/2, "b": s}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range outs {
+			var m wire.ObsMessage
+			if err := json.Unmarshal(o.Data, &m); err != nil {
+				t.Fatal(err)
+			}
+			sent = append(sent, m.Observations...)
+		}
+	}
+	for _, o := range sent {
+		if o.Product != "a" {
+			t.Errorf("sent %+v", o)
+		}
+	}
+	if st := f.Stats(); len(sent) != 4 || st.Ignored != 13 {
+		t.Errorf("%d observations sent (want a's 2 bins × 2 flows), %d samples ignored (want b's 13)", len(sent), st.Ignored)
+	}
+}
