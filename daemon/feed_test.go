@@ -446,3 +446,77 @@ func checkFeedMetrics(t *testing.T, d *Daemon) {
 		t.Errorf("feed metrics: %v censored station-bins (want >= 6), refused or unsent present:\n%s", censored, text)
 	}
 }
+
+// serveRun runs the daemon of the configuration at path until stop.
+func serveRun(t *testing.T, path string) (d *Daemon, logs *syncBuffer, stop func()) {
+	t.Helper()
+	cfg, err := config.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs = &syncBuffer{}
+	d, err = New(cfg, zerolog.New(logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+	select {
+	case <-d.Started():
+	case err := <-done:
+		cancel()
+		t.Fatalf("daemon stopped: %v\n%s", err, logs.String())
+	case <-time.After(30 * time.Second):
+		stop()
+		t.Fatal("daemon did not start")
+	}
+	return d, logs, stop
+}
+
+// TestServeFromGBFSURLRestart: a second start serves the stations kept
+// in stations_file (the models match their snapshots), derives afresh
+// and ranks a later bin, with nothing of the derived input refused.
+func TestServeFromGBFSURLRestart(t *testing.T) {
+	feed := newRecordedFeed(t)
+	srv := httptest.NewServer(feed)
+	defer srv.Close()
+	path := serveConfig(t, srv.URL+"/gbfs.json")
+	d, _, stop := serveRun(t, path)
+	first, _ := waitRanking(t, d, 5*time.Second, 3*time.Second, feed)
+	stop()
+	d, logs, stop := serveRun(t, path)
+	defer stop()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v := d.RiskIndex()[0]
+		if v.BinEnd != nil && v.BinEnd.After(*first.BinEnd) && len(v.Stations) == 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no later ranking after the restart: %+v\n%s", v, logs.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	text := logs.String()
+	if !strings.Contains(text, "serving the stations kept from the first start") || !strings.Contains(text, "restored from snapshot") {
+		t.Errorf("second start did not reuse the stations file and snapshots:\n%s", text)
+	}
+	resp, err := http.Get("http://" + d.HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "dcgpd_observations_rejected_total{") && !strings.HasSuffix(l, " 0") {
+			t.Errorf("derived input refused after the restart: %s", l)
+		}
+	}
+}
