@@ -12,6 +12,7 @@ type feedMetrics struct {
 	bins    *prometheus.CounterVec // {name, outcome}: observed, censored_below, unobserved
 	refused *prometheus.CounterVec // {name, reason}: samples statusflow refused
 	unsent  *prometheus.CounterVec // {name}: derived messages not stored
+	zeros   *prometheus.CounterVec // {name}: flow-bins of 0 censored from below, not sent
 }
 
 func newFeedMetrics(reg prometheus.Registerer) *feedMetrics {
@@ -24,8 +25,11 @@ func newFeedMetrics(reg prometheus.Registerer) *feedMetrics {
 			[]string{"name", "reason"}),
 		unsent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_feed_flow_unsent_total",
 			Help: "Derived observation or watermark messages JetStream did not store."}, []string{"name"}),
+		zeros: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcgpd_feed_flow_zero_bounds_total",
+			Help: "Derived flow-bins of 0 censored from below, not sent: demand >= 0 says nothing, and a diffusion model would read them as stock-outs."},
+			[]string{"name"}),
 	}
-	reg.MustRegister(m.bins, m.refused, m.unsent)
+	reg.MustRegister(m.bins, m.refused, m.unsent, m.zeros)
 	return m
 }
 
@@ -34,6 +38,7 @@ func (m *feedMetrics) add(name string, prev, cur feedflow.Stats) {
 	m.bins.WithLabelValues(name, "observed").Add(float64((cur.Observed - cur.Censored) - (prev.Observed - prev.Censored)))
 	m.bins.WithLabelValues(name, "censored_below").Add(float64(cur.Censored - prev.Censored))
 	m.bins.WithLabelValues(name, "unobserved").Add(float64((cur.Bins - cur.Observed) - (prev.Bins - prev.Observed)))
+	m.zeros.WithLabelValues(name).Add(float64(cur.ZeroBounds - prev.ZeroBounds))
 	for reason, n := range cur.Refused {
 		if d := n - prev.Refused[reason]; d > 0 {
 			m.refused.WithLabelValues(name, reason).Add(float64(d))

@@ -10,8 +10,10 @@
 // CensoredBelow (partly covered by polls, a truck run, or more hidden
 // pairs expected than HiddenFraction of its smaller flow) is sent as an
 // observation censored at its count (demand = supply = count, censored:
-// the Tobit likelihood reads demand >= count); a bin no poll interval
-// covered is no observation. Every other bin is sent as the count with
+// the Tobit likelihood reads demand >= count), except a count of 0,
+// which says nothing (demand >= 0) and which a diffusion likelihood
+// would read as a station that turned all its demand away: it is not
+// sent, like a bin no poll interval covered. Every other bin is sent as the count with
 // unlimited supply; the daemon's [[rebalance]] step still censors it
 // where the station ran empty or full.
 //

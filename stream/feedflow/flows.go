@@ -34,6 +34,9 @@ type Stats struct {
 	// Bins is the station-bins derived; Observed those sent as an
 	// observation, Censored those of them censored from below.
 	Bins, Observed, Censored int
+	// ZeroBounds counts flow-bins not sent: a count of 0 censored from
+	// below (Observation).
+	ZeroBounds int
 	// Unchanged counts samples that repeated a station's last report;
 	// Ignored those of stations the models do not have.
 	Unchanged, Ignored int
@@ -184,6 +187,8 @@ func (f *Flows) binMessages(model string, start time.Time, group []statusflow.Bi
 	for i := range group {
 		if o, ok := Observation(&group[i], count(&group[i])); ok {
 			obs = append(obs, o)
+		} else if group[i].Observed {
+			f.stats.ZeroBounds++
 		}
 	}
 	var out []Out
@@ -206,9 +211,12 @@ func (f *Flows) binMessages(model string, start time.Time, group []statusflow.Bi
 // Observation is a derived bin's observation of one flow with count n:
 // none when no poll interval covered the bin; censored from below at n
 // (demand = supply = n, censored) when statusflow flagged the bin
-// CensoredBelow; else n with unlimited supply.
+// CensoredBelow; else n with unlimited supply. A count of 0 censored
+// from below is none too: demand >= 0 says nothing, and a diffusion
+// likelihood would read a censored cell with supply 0 as a station that
+// turned away all its demand to its neighbours.
 func Observation(b *statusflow.Bin, n int) (wire.Observation, bool) {
-	if !b.Observed {
+	if !b.Observed || (b.CensoredBelow && n == 0) {
 		return wire.Observation{}, false
 	}
 	v := float64(n)

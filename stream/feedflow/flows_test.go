@@ -20,7 +20,8 @@ func TestObservation(t *testing.T) {
 		{"unobserved", statusflow.Bin{Station: "a"}, 0, ""},
 		{"whole bin", statusflow.Bin{Station: "a", Observed: true, Coverage: 1}, 4, `{"product":"a","demand":4}`},
 		{"censored below", statusflow.Bin{Station: "a", Observed: true, Coverage: 0.4, CensoredBelow: true}, 3, `{"product":"a","demand":3,"supply":3,"censored":true}`},
-		{"censored at zero", statusflow.Bin{Station: "a", Observed: true, CensoredBelow: true}, 0, `{"product":"a","demand":0,"supply":0,"censored":true}`},
+		{"censored at zero: no information", statusflow.Bin{Station: "a", Observed: true, CensoredBelow: true}, 0, ""},
+		{"zero, whole bin", statusflow.Bin{Station: "a", Observed: true, Coverage: 1}, 0, `{"product":"a","demand":0}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, ok := Observation(&tc.bin, tc.n)
@@ -96,7 +97,6 @@ func TestTakeBins(t *testing.T) {
 	}{
 		{"dcgp.obs.p", "p/0/flow/0", `[{"product":"a","demand":3,"supply":3,"censored":true}]`},
 		{"dcgp.obs.p", "p/0/watermark", ""},
-		{"dcgp.obs.r", "r/0/flow/0", `[{"product":"a","demand":0,"supply":0,"censored":true}]`},
 		{"dcgp.obs.r", "r/0/watermark", ""},
 		{"dcgp.obs.p", "p/5/flow/0", `[{"product":"a","demand":2}]`},
 		{"dcgp.obs.p", "p/5/watermark", ""},
@@ -127,7 +127,8 @@ func TestTakeBins(t *testing.T) {
 	st := f.Stats()
 	// b's samples at 3..14 s repeat its 2 s report; a's bins (0,5] (partly
 	// covered: censored) and (5,10] are observed, b's not.
-	if st.Unchanged != 12 || len(st.Refused) != 0 || st.Bins != 4 || st.Observed != 2 || st.Censored != 1 {
+	// a's returns in (0,5], 0 censored from below, are not sent.
+	if st.Unchanged != 12 || len(st.Refused) != 0 || st.Bins != 4 || st.Observed != 2 || st.Censored != 1 || st.ZeroBounds != 1 {
 		t.Errorf("stats %+v", st)
 	}
 }
@@ -160,7 +161,7 @@ func TestTakeOnlyTheModelsStations(t *testing.T) {
 			t.Errorf("sent %+v", o)
 		}
 	}
-	if st := f.Stats(); len(sent) != 4 || st.Ignored != 13 {
-		t.Errorf("%d observations sent (want a's 2 bins × 2 flows), %d samples ignored (want b's 13)", len(sent), st.Ignored)
+	if st := f.Stats(); len(sent) != 3 || st.Ignored != 13 {
+		t.Errorf("%d observations sent (want a's 2 bins × 2 flows but its first bin's returns, 0 censored from below), %d samples ignored (want b's 13)", len(sent), st.Ignored)
 	}
 }
