@@ -240,6 +240,9 @@ type ModelConfig struct {
 	ModelFile string `toml:"model_file"`
 	// fromFile is set once ModelFile's tables are in Model and Fit.
 	fromFile bool
+	// fromFeed: a [[rebalance]] entry's gbfs_url gives the products when
+	// the entry lists none (config/feed.go).
+	fromFeed bool
 }
 
 // DefaultConfig returns the defaults of every key (no models).
@@ -340,6 +343,7 @@ func (c *Config) Validate() error {
 	if len(c.Models) == 0 {
 		return errors.New("models: at least one [[models]] entry is needed")
 	}
+	c.markFeedModels()
 	seen := map[string]bool{}
 	for i := range c.Models {
 		m := &c.Models[i]
@@ -420,8 +424,8 @@ func (m *ModelConfig) Validate() error {
 		return bad("resmooth.apply_after", "must be >= 0, got %d", m.Resmooth.ApplyAfter)
 	case m.Resmooth.Window < 2 || m.Resmooth.Window > 1_000_000:
 		return bad("resmooth.window", "must be 2 to 1000000 bins, got %d", m.Resmooth.Window)
-	case m.Products == "" && len(m.Product) == 0:
-		return bad("products", "name a products CSV or list [[models.product]]")
+	case m.Products == "" && len(m.Product) == 0 && !m.fromFeed:
+		return bad("products", "name a products CSV or list [[models.product]] (or take a GBFS feed's stations: a [[rebalance]] entry's gbfs_url)")
 	case m.Products != "" && len(m.Product) > 0:
 		return bad("products", "give a products file or [[models.product]], not both")
 	}

@@ -35,6 +35,8 @@ type RebalanceConfig struct {
 	// at which a move is urgent (see package rebalance).
 	RiskHorizon      Duration `toml:"risk_horizon"`
 	UrgencyThreshold *float64 `toml:"urgency_threshold"`
+	// FeedSource: the GBFS feed the daemon polls itself (config/feed.go).
+	FeedSource
 }
 
 // StatusFeed is the entry's status feed name.
@@ -67,6 +69,9 @@ func (c *Config) validateRebalance() error {
 			return bad("feed", "%q must be letters, digits, '-' or '_', one entry per feed", rc.StatusFeed())
 		case c.Cluster.Enabled:
 			return bad("name", "rebalancing is not available with cluster.enabled (it needs both models in one instance)")
+		}
+		if err := rc.validateFeed(bad); err != nil {
+			return err
 		}
 		names, feeds = append(names, rc.Name), append(feeds, rc.StatusFeed())
 		p, r := models[rc.Pickups], models[rc.Returns]

@@ -18,6 +18,7 @@ import (
 	"github.com/dcgpd/dcgpd/snapshot/jsstore"
 	"github.com/dcgpd/dcgpd/stream"
 	"github.com/dcgpd/dcgpd/stream/cluster"
+	"github.com/dcgpd/dcgpd/stream/gbfs"
 	"github.com/dcgpd/dcgpd/stream/natsio"
 	"github.com/dcgpd/dcgpd/stream/query"
 	"github.com/dcgpd/dcgpd/stream/rebalance"
@@ -53,6 +54,12 @@ type Daemon struct {
 	rebMet     *rebalance.Metrics
 	statusSink stream.Sink
 	statusLog  *ratelimit.Limiter
+
+	// The GBFS feeds polled in process (feed.go).
+	feedMu  sync.Mutex // guards feeds (the page reads it while they start)
+	feeds   []*feedSource
+	gbfsMet *gbfs.Metrics
+	feedMet *feedMetrics
 }
 
 // New builds every configured model (reading products files) without
@@ -173,6 +180,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 			cancel()
 		}()
 	}
+	// a feed's stations become its models' products before anything reads them
+	if err := d.prepareFeeds(ctx); err != nil {
+		return err
+	}
 	sink := natsio.NewPublisher(d.nc, js, d.cfg.NATS.Prefix, d.log)
 	uctx, stopUnknown := context.WithCancel(ctx)
 	var unknown sync.WaitGroup
@@ -192,15 +203,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = svc.Stop() }()
-	statusCons, err := d.startRebalance(ctx, js, sink)
+	statusCons, stopFeeds, err := d.startStatusInputs(ctx, js, sink)
 	if err != nil {
 		return err
 	}
-	evseCons, err := d.startCharging(ctx, js, sink)
-	if err != nil {
-		return err
-	}
-	statusCons = append(statusCons, evseCons...)
+	defer stopFeeds()
 	rctx, stopRunners := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for _, rr := range d.rebal {
@@ -226,6 +233,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	<-ctx.Done()
 	d.ready.Store(false)
 	d.log.Info().Msg("shutting down: stop pulling, snapshot, acknowledge, flush")
+	stopFeeds()
 	for _, cc := range consumers {
 		cc.ctx.Stop()
 	}

@@ -40,6 +40,9 @@ type RiskView struct {
 	// StaleDetail says which, with the ages.
 	Stale       bool   `json:"stale"`
 	StaleDetail string `json:"stale_detail,omitempty"`
+	// Waiting says, until the first ranking, what the system waits for
+	// (the first status, the first bin's end; feedwait.go).
+	Waiting string `json:"waiting,omitempty"`
 }
 
 // RiskViewEntry is one station's line on the page.
@@ -72,8 +75,13 @@ const PageRiskStations = 50
 func (d *Daemon) RiskIndex() []RiskView {
 	out := []RiskView{}
 	now := time.Now()
+	if len(d.rebal) == 0 && len(d.cfg.Rebalance) > 0 {
+		return d.startingViews()
+	}
 	for _, rr := range d.rebal {
-		out = append(out, riskView(&rr.cfg, rr.job, now))
+		v := riskView(&rr.cfg, rr.job, now)
+		d.waiting(&v, rr)
+		out = append(out, v)
 	}
 	return out
 }

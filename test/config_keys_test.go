@@ -27,6 +27,10 @@ func TestConfigFilesDocumentEveryKey(t *testing.T) {
 	walk = func(prefix string, ty reflect.Type) {
 		for i := 0; i < ty.NumField(); i++ {
 			f := ty.Field(i)
+			if f.Anonymous && f.Type.Kind() == reflect.Struct && f.Tag.Get("toml") == "" {
+				walk(prefix, f.Type) // an embedded struct's keys are the outer table's
+				continue
+			}
 			tag := strings.Split(f.Tag.Get("toml"), ",")[0]
 			if tag == "" || tag == "-" {
 				continue

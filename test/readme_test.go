@@ -77,7 +77,7 @@ func longRunning(args []string) bool {
 		return false
 	}
 	switch args[0] {
-	case "serve":
+	case "serve", "feedsim":
 		return true
 	case "watch":
 		return !slicesContain(args, "--count")
@@ -220,6 +220,9 @@ func runReadmeBlock(t *testing.T, dir string, cmds []readmeCommand, outputs map[
 	for _, c := range cmds {
 		if !longRunning(c.args) {
 			continue
+		}
+		if c.args[0] == "feedsim" && !portsFree("127.0.0.1:8080") {
+			t.Skipf("SKIPPED the GBFS quick start: 127.0.0.1:8080 (feedsim's address) is in use")
 		}
 		if c.args[0] == "serve" && !portsFree("127.0.0.1:4222", "127.0.0.1:9464") {
 			t.Skipf("SKIPPED the daemon session: 127.0.0.1:4222 or :9464 (dcgpd.toml's addresses) is in use")

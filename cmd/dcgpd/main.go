@@ -42,6 +42,7 @@ var commands = []command{
 	{"backtest", "score the daemon's forecasts by rolling origin against the baselines", runBacktest},
 	{"watch", "print a daemon's estimates as they arrive", runWatch},
 	{"gbfs", "poll a GBFS feed and publish its station status to a daemon", runGBFS},
+	{"feedsim", "serve a simulated, changing GBFS feed (the rebalancing quick start)", runFeedSim},
 	{"ocpi", "poll an OCPI locations endpoint and publish EVSE status changes", runOCPI},
 	{"demo", "run the daemon on a simulated bike-share cluster, report and plot", runDemo},
 	{"snapshot", "inspect a daemon snapshot file: dcgpd snapshot inspect FILE", runSnapshot},

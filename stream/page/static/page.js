@@ -175,7 +175,15 @@ function pct(v) { return (100 * v).toFixed(0) + "%"; }
 
 function fmtHorizon(sec) {
   if (!sec) return "the horizon";
+  if (sec < 60) return `${sec} s`;
   return sec % 3600 === 0 ? `${sec / 3600} h` : `${Math.round(sec / 60)} min`;
+}
+
+// fmtBy writes a by-when: to the second when the risk horizon is under
+// an hour (bins of seconds or minutes), else as the charts' times.
+function fmtBy(ms, horizonSec) {
+  if (!horizonSec || horizonSec >= 3600) return fmtTime(ms);
+  return new Date(ms).toISOString().slice(11, 19);
 }
 
 function fmtMove(m) {
@@ -184,11 +192,11 @@ function fmtMove(m) {
   return `${m > 0 ? "+" : "\u2212"}${n} bike${n === 1 ? "" : "s"}`;
 }
 
-function riskLine(s) {
+function riskLine(s, horizonSec) {
   const tr = document.createElement("tr");
   const ok = s.status === "ok";
   const station = s.name ? `${s.name} (${s.station})` : s.station;
-  const cells = ok ? [station, `${s.bikes} / ${s.capacity}`, fmtMove(s.move), s.by ? fmtTime(Date.parse(s.by)) : "",
+  const cells = ok ? [station, `${s.bikes} / ${s.capacity}`, fmtMove(s.move), s.by ? fmtBy(Date.parse(s.by), horizonSec) : "",
     pct(s.p_empty), pct(s.p_full), s.best, "usable"]
     : [station, "", "", "", "", "", "", s.status + (s.detail ? ": " + s.detail : "")];
   for (const c of cells) { const td = document.createElement("td"); td.textContent = c; tr.appendChild(td); }
@@ -198,7 +206,7 @@ function riskLine(s) {
 
 function riskTable(sys) {
   const div = document.createElement("div");
-  const when = sys.bin_end ? `as of ${fmtTime(Date.parse(sys.bin_end))} UTC` : "no bin yet";
+  const when = sys.bin_end ? `as of ${fmtBy(Date.parse(sys.bin_end), sys.horizon_seconds)} UTC` : "no ranking yet";
   const counts = Object.entries(sys.statuses).map(([k, n]) => `${n} ${k}`).join(", ");
   const h = fmtHorizon(sys.horizon_seconds);
   const h2 = document.createElement("h2");
@@ -208,6 +216,12 @@ function riskTable(sys) {
     `red: urgent, P(empty) for an add or P(full) for a removal \u2265 ${pct(sys.urgency_threshold)} within ${h} (${sys.urgent})`;
   h2.appendChild(small);
   div.appendChild(h2);
+  if (sys.waiting) {
+    const note = document.createElement("p");
+    note.className = "waiting-note";
+    note.textContent = "Waiting: " + sys.waiting;
+    div.appendChild(note);
+  }
   if (sys.stale) {
     const note = document.createElement("p");
     note.className = "stale-note";
@@ -223,7 +237,7 @@ function riskTable(sys) {
   thead.appendChild(hr);
   table.appendChild(thead);
   const body = document.createElement("tbody");
-  for (const s of sys.stations) body.appendChild(riskLine(s));
+  for (const s of sys.stations) body.appendChild(riskLine(s, sys.horizon_seconds));
   table.appendChild(body);
   div.appendChild(table);
   return div;
