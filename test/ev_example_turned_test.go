@@ -48,7 +48,9 @@ type evExampleClass struct {
 // is within 5% of the arrivals; the excess of the estimate over the
 // truth lies in the bins full throughout (at least 90% of it), where
 // the latent mean is above the known rate by more than a third, while
-// the bins with a charger free throughout get less than the rate.
+// the bins with a charger free throughout get less than the rate. It
+// also records an experiment (evFillingUnobserved), asserting nothing of
+// it.
 func TestLongEV5minTurnedAway(t *testing.T) {
 	if os.Getenv("DCGPD_LONG") != "1" {
 		t.Skip("long mode: DCGPD_LONG=1 runs it (CI does)")
@@ -96,6 +98,7 @@ func TestLongEV5minTurnedAway(t *testing.T) {
 	}
 	fmt.Fprintf(&rec, "all: latent mean %.1f, known rate %.1f, arrivals %.0f; turned away: the rate's expectation %.1f\n", all.latent, all.rate, all.arrivals, all.rateFull)
 	fmt.Fprintf(&rec, "turned away per site-day over %s\n", r)
+	rec.WriteString(evFillingUnobserved(t, tb, trainDays))
 	t.Log(rec.String())
 	recordFigures(t, rec.String())
 	full, free := cls[3], cls[0]
@@ -109,4 +112,37 @@ func TestLongEV5minTurnedAway(t *testing.T) {
 	if full.latent < 4.0/3*full.rate || free.latent > free.rate {
 		t.Errorf("latent mean against the known rate: full throughout %.1f / %.1f (want above 4/3), free %.1f / %.1f (want below 1)", full.latent, full.rate, free.latent, free.rate)
 	}
+}
+
+// evFillingUnobserved is an experiment on the cause: the same run with
+// the bins in which a site was full for at most half of the bin (sent
+// as counts, the ones picked out by the arrivals that filled the site)
+// sent as no observation with unlimited supply instead. It returns the
+// record's lines: the turned-away estimate, the latent mean in all and on
+// the bins full throughout against the known rate.
+func evFillingUnobserved(t *testing.T, tb *charging.Table, trainDays int) string {
+	t.Helper()
+	np := len(tb.Sites)
+	res := evBacktestWith(t, tb, trainDays, false, func(lines []string) {
+		for i := 1; i < len(lines); i++ {
+			if c := tb.Cells[(i-1)/np][(i-1)%np]; c.FullFraction > 0 && !c.Censored {
+				f := strings.SplitN(lines[i], ",", 3)
+				lines[i] = f[0] + "," + f[1] + ",,,0"
+			}
+		}
+	})
+	from := trainDays * 288
+	r := evTurnedAway(t, tb, res, from)
+	var latent, rate, latentFull, rateFull float64
+	for b := from; b < len(tb.Cells); b++ {
+		for k, c := range tb.Cells[b] {
+			m, x := res.Forecasts.Mean[0][b-res.Forecasts.From][k], evExampleRate(tb.BinStart(b))
+			latent, rate = latent+m, rate+x
+			if c.FullFraction >= 1 && c.Served == 0 {
+				latentFull, rateFull = latentFull+m, rateFull+x
+			}
+		}
+	}
+	return fmt.Sprintf("experiment, bins full for at most half sent unobserved: latent mean %.1f against the rate's %.1f; full throughout %.1f against %.1f\nexperiment: turned away per site-day over %s\n",
+		latent, rate, latentFull, rateFull, r)
 }
