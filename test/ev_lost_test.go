@@ -63,11 +63,24 @@ func evConstantRate(t *testing.T, days int) *charging.Table {
 // trainDays, and keeps every evaluated bin's filtered estimate.
 func evBacktest(t *testing.T, tb *charging.Table, trainDays int, learn bool) *backtest.Result {
 	t.Helper()
+	return evBacktestWith(t, tb, trainDays, learn, nil)
+}
+
+// evBacktestWith is evBacktest with the observations CSV's lines edited
+// first (edit nil: as written).
+func evBacktestWith(t *testing.T, tb *charging.Table, trainDays int, learn bool, edit func(lines []string)) *backtest.Result {
+	t.Helper()
 	var obsCSV, truthCSV, prodCSV bytes.Buffer
 	for _, err := range []error{tb.WriteObs(&obsCSV), tb.WriteTruth(&truthCSV), tb.WriteProducts(&prodCSV)} {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	if edit != nil {
+		lines := strings.Split(strings.TrimSuffix(obsCSV.String(), "\n"), "\n")
+		edit(lines)
+		obsCSV.Reset()
+		obsCSV.WriteString(strings.Join(lines, "\n") + "\n")
 	}
 	obs, err := csvio.ReadObs(&obsCSV, "obs")
 	if err != nil {

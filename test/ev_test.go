@@ -19,6 +19,7 @@ import (
 	"github.com/dcgpd/dcgpd/internal/app/charging"
 	"github.com/dcgpd/dcgpd/stream/csvio"
 	"github.com/dcgpd/dcgpd/stream/evsupply"
+	"github.com/dcgpd/dcgpd/stream/ocpi"
 )
 
 // evSites are the three sites the EV examples and the ACN-derived run
@@ -43,14 +44,7 @@ var evProtocol = charging.Protocol{Divert: 0.6, Lengthscale: 400, Seed: 1}
 // full for more than half of it (evCensorFraction, the daemon's default
 // censor_fraction).
 func ev5minExample() (*charging.Table, error) {
-	cfg := charging.DefaultSynthConfig()
-	cfg.Days, cfg.PerDay = 14, 30
-	ss, err := charging.Synthesize(cfg)
-	if err != nil {
-		return nil, err
-	}
-	n := charging.GroupChargers(charging.Chargers(ss), evSites())
-	o, err := charging.Simulate(ss, n, evProtocol)
+	o, cfg, err := ev5minOutcome()
 	if err != nil {
 		return nil, err
 	}
@@ -62,8 +56,23 @@ func ev5minExample() (*charging.Table, error) {
 	return tb, nil
 }
 
+// ev5minOutcome is examples/ev-5min's simulation: its sessions through
+// evSites under evProtocol, and the synthesis's configuration.
+func ev5minOutcome() (*charging.Outcome, charging.SynthConfig, error) {
+	cfg := charging.DefaultSynthConfig()
+	cfg.Days, cfg.PerDay = 14, 30
+	ss, err := charging.Synthesize(cfg)
+	if err != nil {
+		return nil, cfg, err
+	}
+	n := charging.GroupChargers(charging.Chargers(ss), evSites())
+	o, err := charging.Simulate(ss, n, evProtocol)
+	return o, cfg, err
+}
+
 // TestEV5minExample checks that examples/ev-5min's data are what
-// ev5minExample writes (DCGPD_UPDATE_EV=1 rewrites them).
+// ev5minExample writes, and its evse.csv the served sessions' EVSE
+// status (charging.Outcome.EVSEStatus) (DCGPD_UPDATE_EV=1 rewrites them).
 func TestEV5minExample(t *testing.T) {
 	tb, err := ev5minExample()
 	if err != nil {
@@ -73,6 +82,17 @@ func TestEV5minExample(t *testing.T) {
 		"obs.csv":      func(b *bytes.Buffer) error { return tb.WriteObs(b) },
 		"truth.csv":    func(b *bytes.Buffer) error { return tb.WriteTruth(b) },
 		"products.csv": func(b *bytes.Buffer) error { return tb.WriteProducts(b) },
+		"evse.csv": func(b *bytes.Buffer) error { // the EVSE status the example's OCPI server serves
+			o, cfg, err := ev5minOutcome()
+			if err != nil {
+				return err
+			}
+			evs, err := o.EVSEStatus(cfg.Start)
+			if err != nil {
+				return err
+			}
+			return ocpi.WriteEvents(b, evs)
+		},
 	}
 	for name, write := range files {
 		var b bytes.Buffer

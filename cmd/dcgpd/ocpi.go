@@ -33,6 +33,7 @@ func runOCPI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&cfg.MaxAge, "max-age", cfg.MaxAge, "refuse a response whose timestamp is older (0: no check)")
 	fs.IntVar(&cfg.MaxPages, "max-pages", cfg.MaxPages, "most pages in one poll")
 	fs.DurationVar(&cfg.Refresh, "refresh", cfg.Refresh, "publish an unchanged status again after this long (shorter than the daemon's [[charging]] retention; 0: never)")
+	served := addServedFlags(fs)
 	metrics := fs.String("metrics", "", "serve Prometheus /metrics on this address (empty: off)")
 	level := fs.String("log-level", "info", "debug | info | warn | error")
 	format := fs.String("log-format", "auto", "json | console | auto")
@@ -52,6 +53,10 @@ func runOCPI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("reading the OCPI token: %w", err)
 		}
 		cfg.Token = strings.TrimSpace(string(b))
+	}
+	if err := served.apply(&cfg); err != nil {
+		fmt.Fprintf(stderr, "dcgpd %v\n", err)
+		return errUsage
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "dcgpd %v\n", err)
@@ -74,7 +79,11 @@ func runOCPI(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	pub := ocpi.NewNATSPublisher(nc, *prefix, *model)
 	pub.JS = js // every status waits for the stream's acknowledgement
-	p, err := ocpi.NewPoller(cfg, pub, log, ocpi.NewMetrics(reg))
+	out, err := served.wrap(pub, js, *model, *prefix, cfg.Interval, log)
+	if err != nil {
+		return err
+	}
+	p, err := ocpi.NewPoller(cfg, out, log, ocpi.NewMetrics(reg))
 	if err != nil {
 		return err
 	}

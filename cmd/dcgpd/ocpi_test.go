@@ -90,7 +90,8 @@ func TestOCPICommand(t *testing.T) {
 }
 
 func TestOCPICommandUsage(t *testing.T) {
-	for _, args := range [][]string{{"ocpi"}, {"ocpi", "--url", "http://x/locations"}, {"ocpi", "--url", "locations", "--model", "ev"}} {
+	for _, args := range [][]string{{"ocpi"}, {"ocpi", "--url", "http://x/locations"}, {"ocpi", "--url", "locations", "--model", "ev"},
+		{"ocpi", "--url", "http://x/locations", "--model", "ev", "--clock", "moon"}} {
 		var out bytes.Buffer
 		if code := run(context.Background(), args, &out, &out); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (usage)", args, code)

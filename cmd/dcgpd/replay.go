@@ -30,6 +30,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	bin := fs.Duration("bin", time.Hour, "bin width (the model's bin); rows are grouped into bins from --origin")
 	originText := fs.String("origin", "1970-01-01T00:00:00Z", "bin origin, RFC 3339 (the model's origin)")
 	watermark := fs.Bool("watermark", true, "finish with a watermark at the last bin's end so it closes even with products missing")
+	untilText := fs.String("until", "", "publish only the bins that start before this time, RFC 3339 (empty: all), e.g. a history before a live feed takes over")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -54,6 +55,13 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	bins, nObs, err := replayBins(obs, origin, *bin)
 	if err != nil {
 		return err
+	}
+	if *untilText != "" {
+		until, err := time.Parse(time.RFC3339, *untilText)
+		if err != nil {
+			return fmt.Errorf("--until: %w", err)
+		}
+		bins, nObs = binsBefore(bins, until)
 	}
 	nc, err := connectClient(*url, "dcgpd replay", nats.MaxReconnects(nats.DefaultMaxReconnect))
 	if err != nil {
@@ -126,6 +134,24 @@ func replayBins(o *csvio.Obs, origin time.Time, width time.Duration) ([]natsio.R
 		b.Observations = append(b.Observations, ob)
 	}
 	return bins, n, nil
+}
+
+// binsBefore keeps the bins that start before until and counts their
+// observations with a demand.
+func binsBefore(bins []natsio.ReplayBin, until time.Time) ([]natsio.ReplayBin, int) {
+	n := 0
+	for i, b := range bins {
+		if !b.Start.Before(until) {
+			bins = bins[:i]
+			break
+		}
+		for _, ob := range b.Observations {
+			if ob.Demand != nil {
+				n++
+			}
+		}
+	}
+	return bins, n
 }
 
 // rowTime is a row's time: timestamps as written (RFC 3339, or ISO 8601

@@ -120,7 +120,8 @@ func watchSubject(ctx context.Context, nc *nats.Conn, subject string, history bo
 
 // formatLatent renders a latent message as one line per product: bin
 // start, model, kind and revision, product, mean, 90% band, the
-// observation marks, and the next bin's forecast when present.
+// observation marks, the next bin's forecast when present, and last the
+// demand turned away where the product was full.
 func formatLatent(m *wire.LatentMessage) string {
 	var b strings.Builder
 	kind := m.Kind
@@ -156,6 +157,9 @@ func formatLatent(m *wire.LatentMessage) string {
 		fmt.Fprintf(&b, "%s  %-*s  mean %8.3f  90%% [%8.3f, %8.3f]  %-10s", head, width, e.Product, e.Mean, e.Q05, e.Q95, mark)
 		if f, ok := next[e.Product]; ok {
 			fmt.Fprintf(&b, "  next %8.3f [%8.3f, %8.3f]", f.Mean, f.Q05, f.Q95)
+		}
+		if e.TurnedAway != nil {
+			fmt.Fprintf(&b, "  turned away %.4f", *e.TurnedAway)
 		}
 		b.WriteByte('\n')
 	}

@@ -37,6 +37,13 @@ type Config struct {
 	// hours of statuses (the daemon after a restart) knows every EVSE
 	// (0: never).
 	Refresh time.Duration
+	// ResponseClock takes each poll's time from its first page's
+	// response timestamp instead of the poller's clock, for a recorded or
+	// simulated feed that runs on its own clock (examples/ev-5min's
+	// server). MaxAge is then not checked; a response without a
+	// timestamp fails the poll (malformed), one not after the last
+	// poll's too (stale_response).
+	ResponseClock bool
 }
 
 // DefaultConfig polls once a minute, 10 s per page, pages of 100, at
@@ -129,6 +136,8 @@ type Poller struct {
 	// last holds each EVSE's last published status and when it was
 	// published (key site + "\x00" + evse).
 	last map[string]published
+	// lastPolled is the last successful poll's time.
+	lastPolled time.Time
 }
 
 type published struct {
@@ -219,6 +228,11 @@ func (p *Poller) poll(ctx context.Context) (Result, error) {
 		if err != nil {
 			return res, err
 		}
+		if res.Pages == 0 && p.cfg.ResponseClock {
+			if polled, err = p.responseTime(page); err != nil {
+				return res, err
+			}
+		}
 		res.Pages++
 		res.Locations += page.Locations
 		all = append(all, page.Statuses...)
@@ -248,6 +262,7 @@ func (p *Poller) poll(ctx context.Context) (Result, error) {
 			p.last[s.Site+"\x00"+s.EVSE] = published{s, polled}
 		}
 	}
+	p.lastPolled = polled
 	res.Published = len(b.Changed) + len(b.Refreshed)
 	p.metrics.published.Add(float64(res.Published))
 	return res, nil
@@ -320,7 +335,11 @@ func (p *Poller) fetch(ctx context.Context, u string) (*Page, http.Header, error
 	if resp.StatusCode != http.StatusOK {
 		return nil, nil, &PollError{ReasonHTTPStatus, fmt.Errorf("GET %s: HTTP %d: %.200s", u, resp.StatusCode, body)}
 	}
-	page, err := Decode(body, p.now(), p.cfg.MaxAge)
+	maxAge := p.cfg.MaxAge
+	if p.cfg.ResponseClock {
+		maxAge = 0 // the response's clock is the poll's
+	}
+	page, err := Decode(body, p.now(), maxAge)
 	if err != nil {
 		reason := ReasonMalformed
 		switch {
@@ -332,6 +351,19 @@ func (p *Poller) fetch(ctx context.Context, u string) (*Page, http.Header, error
 		return nil, nil, &PollError{reason, fmt.Errorf("GET %s: %w", u, err)}
 	}
 	return page, resp.Header, nil
+}
+
+// responseTime is the poll's time under ResponseClock: the first page's
+// timestamp, which must be after the last poll's.
+func (p *Poller) responseTime(page *Page) (time.Time, error) {
+	switch {
+	case page.Timestamp.IsZero():
+		return time.Time{}, &PollError{ReasonMalformed, errors.New("the response has no timestamp, and the poll's time is taken from it")}
+	case !page.Timestamp.After(p.lastPolled):
+		return time.Time{}, &PollError{ReasonStaleResp, fmt.Errorf("response timestamp %s is not after the last poll's %s",
+			page.Timestamp.Format(time.RFC3339Nano), p.lastPolled.Format(time.RFC3339Nano))}
+	}
+	return page.Timestamp, nil
 }
 
 func isTimeout(err error) bool {

@@ -3,6 +3,7 @@ package ocpi
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -322,4 +323,69 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatalf("gathering a counter: %v (%d families)", err, len(mfs))
 	}
 	return mfs[0].GetMetric()[0].GetCounter().GetValue()
+}
+
+// TestPollerResponseClock: with ResponseClock each poll's time is its
+// response's timestamp, however old against the poller's clock (no
+// max_age); a response without one fails the poll as malformed, one not
+// after the last poll's as stale_response, and the next good one is
+// taken.
+func TestPollerResponseClock(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("testdata", "locations_page2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var stamp any
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		m["timestamp"] = stamp
+		mu.Unlock()
+		if stamp == nil {
+			delete(m, "timestamp")
+		}
+		w.Header().Set("X-Total-Count", "1")
+		_ = json.NewEncoder(w).Encode(m)
+	}))
+	defer hs.Close()
+	pub := &fakePublisher{}
+	wall := time.Date(2026, 11, 28, 21, 0, 0, 0, time.UTC)
+	p, m := newTestPoller(t, hs.URL, pub, wall)
+	p.cfg.ResponseClock, p.cfg.Limit = true, 0
+	virtual := time.Date(2024, 5, 6, 8, 6, 0, 0, time.UTC)
+	for i, step := range []struct {
+		stamp  any
+		reason string // "" = taken, polled at the stamp
+	}{
+		{virtual.Format(time.RFC3339), ""},
+		{virtual.Format(time.RFC3339), ReasonStaleResp},
+		{nil, ReasonMalformed},
+		{virtual.Add(-time.Minute).Format(time.RFC3339), ReasonStaleResp},
+		{virtual.Add(time.Minute).Format(time.RFC3339), ""},
+	} {
+		mu.Lock()
+		stamp = step.stamp
+		mu.Unlock()
+		n := len(pub.batches)
+		_, err := p.Poll(context.Background())
+		var pe *PollError
+		switch {
+		case step.reason == "" && err != nil:
+			t.Errorf("step %d: %v", i, err)
+		case step.reason != "" && (!errors.As(err, &pe) || pe.Reason != step.reason):
+			t.Errorf("step %d: error %v, want reason %s", i, err, step.reason)
+		}
+		if step.reason == "" && err == nil {
+			if got := pub.batches[n].Polled; got.Format(time.RFC3339) != step.stamp {
+				t.Errorf("step %d: polled at %v, want the response's %v", i, got, step.stamp)
+			}
+		}
+	}
+	if got := counterValue(t, m.polls.WithLabelValues(ReasonStaleResp)); got != 2 {
+		t.Errorf("stale responses counted %v, want 2", got)
+	}
 }

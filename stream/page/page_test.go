@@ -75,3 +75,21 @@ func TestPageTurnedAway(t *testing.T) {
 		t.Fatalf("smoothed: a %+v", a)
 	}
 }
+
+// TestPageEmptiedByStatus: a bin sent with demand 0 that the model took
+// as no observation with drivers turned away (a [[charging]] entry's
+// status had the site full with nobody served) is drawn without its
+// demand, as full with none served; an observed bin keeps its demand.
+func TestPageEmptiedByStatus(t *testing.T) {
+	g := newPageRing([]string{"a", "b"}, 5*time.Minute, 10)
+	t0 := time.Date(2024, 5, 8, 13, 45, 0, 0, time.UTC)
+	v := func(x float64) *float64 { return &x }
+	g.addObs(t0, []wire.Observation{{Product: "a", Demand: v(0)}, {Product: "b", Demand: v(0)}})
+	g.addLatent(&wire.LatentMessage{Kind: "filtered", BinStart: t0, BinEnd: t0.Add(5 * time.Minute),
+		Estimates: []wire.Estimate{{Product: "a", Mean: 0.1, TurnedAway: v(0.11), Lost: v(0.04)}, {Product: "b", Mean: 0.02, Observed: true}}})
+	m := g.export("ev", t0)
+	a, b := m.Products[0].Bins[0], m.Products[1].Bins[0]
+	if a.Demand != nil || a.TurnedAway == nil || b.Demand == nil || *b.Demand != 0 {
+		t.Fatalf("a %+v (want no demand, turned away), b %+v (want demand 0)", a, b)
+	}
+}

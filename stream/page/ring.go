@@ -211,6 +211,12 @@ func (b *pageBin) point(i int) Point {
 	if b.filtered != nil {
 		pt.Filtered = band(b.filtered[i])
 		pt.Censored = pt.Censored || b.filtered[i].Censored
+		if e := b.filtered[i]; !e.Observed && e.TurnedAway != nil {
+			// Full with nobody served, though a demand (0) was sent: a
+			// [[charging]] entry's status emptied the bin
+			// (docs/ev-charging.md); drawn as the model took it.
+			pt.Demand = nil
+		}
 	}
 	if b.smoothed != nil {
 		pt.Smoothed, pt.Revision = band(b.smoothed[i]), b.revision

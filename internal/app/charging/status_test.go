@@ -9,8 +9,8 @@ import (
 )
 
 // TestStatusMatchesSessions: statuses derived from the protocol's own
-// served sessions (AVAILABLE when a charger frees, CHARGING when taken)
-// give the converter's supply, full fraction and censoring in every bin.
+// served sessions (Outcome.EVSEStatus: AVAILABLE when a charger frees,
+// CHARGING when taken) give the converter's supply, full fraction and censoring in every bin.
 func TestStatusMatchesSessions(t *testing.T) {
 	cfg := DefaultSynthConfig()
 	cfg.Days, cfg.PerDay = 3, 40
@@ -28,33 +28,16 @@ func TestStatusMatchesSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	all, err := o.EVSEStatus(cfg.Start.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for s, site := range sites {
-		// Assign each served session a charger slot of the site's pool,
-		// the first free one, and emit its statuses.
-		free := make([]time.Time, site.Pool)
-		events := make([]ocpi.StatusEvent, 0)
-		for i := range free {
-			events = append(events, ocpi.StatusEvent{Site: site.Name, EVSE: string(rune('A' + i)), Status: ocpi.StatusAvailable, At: cfg.Start.Add(-time.Hour)})
-		}
-		for _, a := range o.Arrivals {
-			if a.ServedAt != s {
-				continue
+		var events []ocpi.StatusEvent
+		for _, e := range all {
+			if e.Site == site.Name {
+				events = append(events, e)
 			}
-			slot := -1
-			for i, f := range free {
-				if !f.After(a.Time) {
-					slot = i
-					break
-				}
-			}
-			if slot < 0 {
-				t.Fatalf("site %s: no free slot at %s for a served session", site.Name, a.Time)
-			}
-			end := a.Time.Add(a.Duration)
-			free[slot] = end
-			name := string(rune('A' + slot))
-			events = append(events, ocpi.StatusEvent{Site: site.Name, EVSE: name, Status: ocpi.StatusCharging, At: a.Time},
-				ocpi.StatusEvent{Site: site.Name, EVSE: name, Status: ocpi.StatusAvailable, At: end})
 		}
 		bs, err := ocpi.SupplyFromStatus(events, cfg.Start, 5*time.Minute, nb)
 		if err != nil {
