@@ -93,7 +93,7 @@ func TestIntegrationAccuracy(t *testing.T) {
 		if se, ok := ses[normName(a.name())]; ok {
 			seNote = fmt.Sprintf("  reference SE %.5f, %.3f%%", se[0], 100*se[1])
 		}
-		fmt.Fprintf(&b, "%-40s %6d %8.5f %-16s %7.3f%% %-14s %8.5f %8.3f%s\n", a.name(), len(pl.lr.ws)*len(pl.mr.ws), e.prob, e.probAt, 100*e.count, e.countAt, e.marginal, ref[4*r.Horizon()+2+a.st.Bikes], seNote)
+		fmt.Fprintf(&b, "%-40s %6d %8.5f %-16s %7.3f%% %-14s %8.5f %8.3f%s\n", a.name(), len(pl.pairs()), e.prob, e.probAt, 100*e.count, e.countAt, e.marginal, ref[4*r.Horizon()+2+a.st.Bikes], seNote)
 		if e.prob > probBound {
 			t.Errorf("%s: %s off by %.4f (bound %.2g)", a.name(), e.probAt, e.prob, probBound)
 		}

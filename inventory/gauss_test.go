@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -44,4 +45,61 @@ func TestTruncGaussMoments(t *testing.T) {
 			t.Errorf("node %d: (%v, %v), Gauss–Hermite (%v, %v)", i, tz[i], tw[i], z[i], w[i])
 		}
 	}
+}
+
+// TestPairsPruned: the grid leaves out at most pruneMass of weight, the
+// kept weights sum to 1, and on the quiet station (ρ = 1, sd
+// 1.5) it drops pairs yet moves no probability by more than 2·pruneMass
+// from the whole grid's outlook.
+func TestPairsPruned(t *testing.T) {
+	h := 24
+	f := Forecast{Mean: flat(h, 0.5), Var: flat(h, 2.25)}
+	st := Station{Capacity: 15, Bikes: 3}
+	pl, err := NewPlanner(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Risk
+	if err := pl.Risk(&r, st, f, f); err != nil {
+		t.Fatal(err)
+	}
+	ps := pl.pairs()
+	full := len(pl.lr.ws) * len(pl.mr.ws)
+	sum := 0.0
+	for _, p := range ps {
+		sum += p.w
+	}
+	if math.Abs(sum-1) > 1e-12 || len(ps) >= full {
+		t.Fatalf("%d of %d pairs kept, weights sum to %v", len(ps), full, sum)
+	}
+	// The whole grid, summed here with another Planner's chain.
+	zl, wl := slices.Clone(pl.lr.zs), slices.Clone(pl.lr.ws)
+	zm, wm := slices.Clone(pl.mr.zs), slices.Clone(pl.mr.ws)
+	plug, err := NewPlanner(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lam, mu := make([]float64, h), make([]float64, h)
+	var one Risk
+	want := make([]float64, 2*h)
+	for i, a := range zl {
+		for j, b := range zm {
+			for k := range h {
+				lam[k] = math.Max(0.5+1.5*a, 0)
+				mu[k] = math.Max(0.5+1.5*b, 0)
+			}
+			if err := plug.RiskAtRates(&one, st, lam, mu); err != nil {
+				t.Fatal(err)
+			}
+			for k := range h {
+				want[k] += wl[i] * wm[j] * one.EmptyWithin[k]
+				want[h+k] += wl[i] * wm[j] * one.FullWithin[k]
+			}
+		}
+	}
+	for k := range h {
+		check(t, "EmptyWithin", k+1, r.EmptyWithin[k], want[k], 2*pruneMass)
+		check(t, "FullWithin", k+1, r.FullWithin[k], want[h+k], 2*pruneMass)
+	}
+	t.Logf("%d of %d pairs kept", len(ps), full)
 }

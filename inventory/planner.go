@@ -19,7 +19,9 @@ type Planner struct {
 	sdBuf, kinkBuf, breakBuf []float64
 	// zero is RiskAtRates' variance: none.
 	zero []float64
-	ch   chain
+	// pairBuf is the grid of the current call (see pairs).
+	pairBuf []pair
+	ch      chain
 	// The forward pass's three distributions (reflecting, 0 absorbing,
 	// C absorbing), their next values and one node's sweep; the
 	// backward pass's cost-to-go, its next value and one node's sweep.

@@ -1,7 +1,9 @@
 package inventory
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 )
 
 func grow(s []float64, n int) []float64 {
@@ -46,11 +48,9 @@ func (p *Planner) run(dst *Risk, st Station, pickups, returns Forecast) error {
 		return err
 	}
 	p.prepare(dst, st, h)
-	for i, wl := range p.lr.ws {
-		for j, wm := range p.mr.ws {
-			p.forwardPass(dst, st, i, j, wl*wm)
-			p.backwardPass(dst, plan, i, j, wl*wm)
-		}
+	for _, pr := range p.pairs() {
+		p.forwardPass(dst, st, pr.i, pr.j, pr.w)
+		p.backwardPass(dst, plan, pr.i, pr.j, pr.w)
 	}
 	certain(dst)
 	p.decide(dst)
@@ -81,11 +81,26 @@ func (p *Planner) forwardPass(dst *Risk, st Station, i, j int, wt float64) {
 	}
 	startsEmpty, startsFull := s0 == 0, s0 == c
 	for k := range dst.EmptyWithin {
+		lams, lw := p.lr.at(i, k)
+		mus, mw := p.mr.at(j, k)
+		if len(lams) == 1 && len(mus) == 1 {
+			// One node a bin (ρ = 1): advance the distributions in place.
+			lam, mu := lams[0], mus[0]
+			i0, iC := p.ch.forward(p.p, lam, mu, false, false)
+			dst.UnmetPickups += wt * lam * i0
+			dst.UnmetReturns += wt * mu * iC
+			if !startsEmpty {
+				p.ch.forward(p.e, lam, mu, true, false)
+			}
+			if !startsFull {
+				p.ch.forward(p.f, lam, mu, false, true)
+			}
+			p.record(dst, k, c, wt)
+			continue
+		}
 		clear(p.pn)
 		clear(p.en)
 		clear(p.fn)
-		lams, lw := p.lr.at(i, k)
-		mus, mw := p.mr.at(j, k)
 		for a, lam := range lams {
 			for b, mu := range mus {
 				u := lw[a] * mw[b]
@@ -116,11 +131,16 @@ func (p *Planner) forwardPass(dst *Risk, st Station, i, j int, wt float64) {
 		if !startsFull {
 			p.f, p.fn = p.fn, p.f
 		}
-		dst.EmptyWithin[k] += wt * p.e[0]
-		dst.FullWithin[k] += wt * p.f[c]
-		dst.EmptyAt[k] += wt * p.p[0]
-		dst.FullAt[k] += wt * p.p[c]
+		p.record(dst, k, c, wt)
 	}
+}
+
+// record adds wt × bin k's probabilities of the current distributions.
+func (p *Planner) record(dst *Risk, k, c int, wt float64) {
+	dst.EmptyWithin[k] += wt * p.e[0]
+	dst.FullWithin[k] += wt * p.f[c]
+	dst.EmptyAt[k] += wt * p.p[0]
+	dst.FullAt[k] += wt * p.p[c]
 }
 
 // backwardPass adds wt × UDF over the first plan bins at shared nodes i
@@ -129,9 +149,13 @@ func (p *Planner) backwardPass(dst *Risk, plan, i, j int, wt float64) {
 	cp, cr := p.cfg.PickupWeight, p.cfg.ReturnWeight
 	clear(p.v)
 	for k := plan - 1; k >= 0; k-- {
-		clear(p.vn)
 		lams, lw := p.lr.at(i, k)
 		mus, mw := p.mr.at(j, k)
+		if len(lams) == 1 && len(mus) == 1 {
+			p.ch.backward(p.v, lams[0], mus[0], cp, cr)
+			continue
+		}
+		clear(p.vn)
 		for a, lam := range lams {
 			for b, mu := range mus {
 				u := lw[a] * mw[b]
@@ -183,4 +207,40 @@ func (r *Risk) String() string {
 	}
 	return fmt.Sprintf("%d/%d bikes: P(empty ≤ %d) %.3f, P(full ≤ %d) %.3f, unmet %.2f+%.2f, s* %d",
 		r.Bikes, r.Capacity, h, r.EmptyWithin[h-1], h, r.FullWithin[h-1], r.UnmetPickups, r.UnmetReturns, r.Best)
+}
+
+// pair is one node of the two flows' grid and its weight.
+type pair struct {
+	i, j int
+	w    float64
+}
+
+// pruneMass bounds the total weight of the grid's lightest pairs that
+// pairs leaves out (the rest are scaled up to weigh 1): an outlook
+// probability moves by at most twice it.
+const pruneMass = 1e-4
+
+// pairs returns the grid's pairs without its lightest ones (at most
+// pruneMass in all), the kept weights scaled to sum to 1.
+func (p *Planner) pairs() []pair {
+	ps := p.pairBuf[:0]
+	total := 0.0
+	for i, wl := range p.lr.ws {
+		for j, wm := range p.mr.ws {
+			ps = append(ps, pair{i, j, wl * wm})
+			total += wl * wm
+		}
+	}
+	slices.SortFunc(ps, func(a, b pair) int { return cmp.Compare(a.w, b.w) })
+	cut, dropped := 0, 0.0
+	for cut < len(ps)-1 && dropped+ps[cut].w <= pruneMass*total {
+		dropped += ps[cut].w
+		cut++
+	}
+	ps = ps[cut:]
+	for k := range ps {
+		ps[k].w *= total / (total - dropped)
+	}
+	p.pairBuf = ps[:0]
+	return ps
 }
