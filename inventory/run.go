@@ -237,10 +237,10 @@ func (p *Planner) pairs() []pair {
 		dropped += ps[cut].w
 		cut++
 	}
+	p.pairBuf = ps[:0] // the whole buffer, for the next call
 	ps = ps[cut:]
 	for k := range ps {
 		ps[k].w *= total / (total - dropped)
 	}
-	p.pairBuf = ps[:0]
 	return ps
 }
