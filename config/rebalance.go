@@ -89,6 +89,14 @@ func (c *Config) validateRebalance() error {
 		case rc.PlanningBins < 0 || rc.PlanningBins > min(p.Horizon, r.Horizon):
 			return bad("planning_bins", "%d is not within 0..%d (the models' horizon)", rc.PlanningBins, min(p.Horizon, r.Horizon))
 		}
+		for _, m := range []struct {
+			key string
+			m   *ModelConfig
+		}{{"pickups", p}, {"returns", r}} {
+			if err := rateLatent(m.m); err != nil {
+				return bad(m.key, "%v", err)
+			}
+		}
 		for _, f := range []struct {
 			key      string
 			v        *float64
@@ -112,6 +120,19 @@ func (c *Config) validateRebalance() error {
 				return bad(d.key, "must be > 0 (left out: the default), got %v", d.v)
 			}
 		}
+	}
+	return nil
+}
+
+// rateLatent refuses a model whose latent is not the demand the risk
+// chain takes: the chain's rate is max(f, 0) of the forecast latent f,
+// which is the demand for the gaussian, tobit and diffusion likelihoods
+// but a log-rate for the count likelihoods (poisson, censored-poisson),
+// whose rate exp(f) the chain does not integrate.
+func rateLatent(m *ModelConfig) error {
+	switch l := m.Model.Likelihood; l {
+	case "poisson", "censored-poisson":
+		return fmt.Errorf("model %q has likelihood %q: its latent is a log-rate (rate exp(f)), and the risk chain takes the demand itself (rate max(f, 0)); use a gaussian, tobit or diffusion model for rebalancing", m.Name, l)
 	}
 	return nil
 }

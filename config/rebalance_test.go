@@ -79,3 +79,40 @@ func TestDecodeRebalanceConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRebalanceLikelihoods: a [[rebalance]] entry accepts pickups and
+// returns models whose latent is the demand (gaussian, tobit,
+// diffusion) and refuses, naming the model, the likelihood and why,
+// the count likelihoods whose latent is a log-rate.
+func TestRebalanceLikelihoods(t *testing.T) {
+	for _, tc := range []struct {
+		likelihood string
+		ok         bool
+	}{{"gaussian", true}, {"tobit", true}, {"diffusion", true}, {"poisson", false}, {"censored-poisson", false}} {
+		for _, flow := range []string{"pickups", "returns"} {
+			t.Run(tc.likelihood+"/"+flow, func(t *testing.T) {
+				from := map[string]string{"pickups": "horizon = 24", "returns": "horizon = 12"}[flow]
+				to := from + "\n[models.model]\nlikelihood = \"" + tc.likelihood + "\""
+				if !strings.Contains(rebalanceConfig, from) {
+					t.Fatalf("%q not in the config", from)
+				}
+				c, err := DecodeConfig([]byte(strings.Replace(rebalanceConfig, from, to, 1)))
+				if tc.ok {
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, m := range c.Models {
+						if m.Name == flow && m.Model.Likelihood != tc.likelihood {
+							t.Fatalf("model %s has likelihood %q", flow, m.Model.Likelihood)
+						}
+					}
+					return
+				}
+				want := "rebalance[0] (citibike)." + flow + ": model \"" + flow + "\" has likelihood \"" + tc.likelihood + "\": its latent is a log-rate"
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("error %v, want one containing %q", err, want)
+				}
+			})
+		}
+	}
+}

@@ -7,8 +7,11 @@ import "math"
 type chain struct {
 	tol  float64
 	w, c []float64 // Poisson weights and their time integrals
-	q, y []float64 // the sweep's current power and its next
-	acc  []float64 // the sweep's running sum
+	// wLT and wTau are the Λτ and τ that w and c hold (0: none yet): the
+	// sweeps of one bin at one node share them.
+	wLT, wTau float64
+	q, y      []float64 // the sweep's current power and its next
+	acc       []float64 // the sweep's running sum
 }
 
 // resize makes every vector C+1 long, reusing memory.
@@ -42,7 +45,7 @@ func (ch *chain) forward(v []float64, lambda, mu float64, abs0, absC bool) (int0
 	a, b := lambda/lt, mu/lt
 	m, tau := substeps(lt)
 	for range m {
-		ch.w, ch.c = poissonWeights(lt*tau, tau, ch.tol, ch.w, ch.c)
+		ch.weights(lt*tau, tau)
 		q, y, acc := ch.q, ch.y, ch.acc
 		copy(q, v)
 		clear(acc)
@@ -76,7 +79,7 @@ func (ch *chain) backward(v []float64, lambda, mu, cp, cr float64) {
 	a, b := lambda/lt, mu/lt
 	m, tau := substeps(lt)
 	for range m {
-		ch.w, ch.c = poissonWeights(lt*tau, tau, ch.tol, ch.w, ch.c)
+		ch.weights(lt*tau, tau)
 		y, t := ch.q, ch.y
 		last := len(ch.w) - 1
 		wn, cn := ch.w[last], ch.c[last]
@@ -94,4 +97,13 @@ func (ch *chain) backward(v []float64, lambda, mu, cp, cr float64) {
 		}
 		copy(v, y)
 	}
+}
+
+// weights sets w and c for Λτ = lt over τ = tau, unless they hold them.
+func (ch *chain) weights(lt, tau float64) {
+	if lt == ch.wLT && tau == ch.wTau && len(ch.w) > 0 {
+		return
+	}
+	ch.w, ch.c = poissonWeights(lt, tau, ch.tol, ch.w, ch.c)
+	ch.wLT, ch.wTau = lt, tau
 }

@@ -20,11 +20,17 @@ type Config struct {
 	// returns). 1 treats a flow's forecast errors as one level error;
 	// 0 as independent per bin.
 	Shared float64
-	// SharedNodes is the number of Gauss–Hermite nodes per flow over the
-	// shared shock (a SharedNodes² grid for the two flows).
+	// SharedNodes is the number of Gauss nodes per flow on each piece of
+	// the shared shock's line (ρ = 1: the line is cut at the rates'
+	// kinks; ρ < 1: one piece, Gauss–Hermite). The two flows' nodes form
+	// a grid.
 	SharedNodes int
-	// BinNodes is the number of Gauss–Hermite nodes per flow over each
-	// bin's own shock (a BinNodes² rule per bin); unused when Shared = 1.
+	// Breaks is the largest number of kinks (z where a bin's rate
+	// reaches 0) at which the shared shock's line is cut (ρ = 1).
+	Breaks int
+	// BinNodes is the number of Gauss nodes per flow over each bin's own
+	// shock above its kink (plus one node of rate 0 below it); unused
+	// when Shared = 1.
 	BinNodes int
 	// Tolerance bounds the Poisson tail that uniformisation drops in each
 	// bin: the computed distribution is exact to within Tolerance in total
@@ -44,8 +50,9 @@ func DefaultConfig() Config {
 		PickupWeight: 1,
 		ReturnWeight: 1,
 		Shared:       1,
-		SharedNodes:  5,
-		BinNodes:     3,
+		SharedNodes:  12,
+		Breaks:       2,
+		BinNodes:     4,
 		Tolerance:    1e-12,
 		MaxCapacity:  1000,
 		MaxRate:      10000,
@@ -63,10 +70,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("inventory: planning bins %d is negative", c.PlanningBins)
 	case !(c.Shared >= 0 && c.Shared <= 1):
 		return fmt.Errorf("inventory: shared variance fraction %v is not in [0, 1]", c.Shared)
-	case c.SharedNodes < 1 || c.SharedNodes > maxNodes:
-		return fmt.Errorf("inventory: shared nodes %d not in [1, %d]", c.SharedNodes, maxNodes)
-	case c.BinNodes < 1 || c.BinNodes > maxNodes:
-		return fmt.Errorf("inventory: bin nodes %d not in [1, %d]", c.BinNodes, maxNodes)
+	case c.SharedNodes < 1 || c.SharedNodes > maxGauss:
+		return fmt.Errorf("inventory: shared nodes %d not in [1, %d]", c.SharedNodes, maxGauss)
+	case c.BinNodes < 1 || c.BinNodes > maxGauss:
+		return fmt.Errorf("inventory: bin nodes %d not in [1, %d]", c.BinNodes, maxGauss)
+	case c.Breaks < 0 || c.Breaks > maxBreaks:
+		return fmt.Errorf("inventory: breaks %d not in [0, %d]", c.Breaks, maxBreaks)
 	case !(c.Tolerance >= 1e-15 && c.Tolerance <= 1e-3):
 		return fmt.Errorf("inventory: tolerance %v is not in [1e-15, 1e-3]", c.Tolerance)
 	case c.MaxCapacity < 1:
@@ -77,5 +86,5 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// maxNodes bounds the quadrature nodes per dimension.
-const maxNodes = 32
+// maxBreaks bounds Config.Breaks.
+const maxBreaks = 24

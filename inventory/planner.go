@@ -10,18 +10,23 @@ import (
 // allocates nothing.
 type Planner struct {
 	cfg Config
-	// Gauss–Hermite rules over the shared and the per-bin shocks.
-	sharedZ, sharedW, binZ, binW []float64
-	// point is the one-node rule {z = 0, weight 1} of a certain flow.
-	point []float64
-	ch    chain
+	// smoothZ, smoothW: the Gauss–Hermite rule of the shared shock when
+	// ρ < 1 (see buildRule).
+	smoothZ, smoothW []float64
+	// lr and mr are the two flows' rules of the current call; sdBuf,
+	// kinkBuf and breakBuf their scratch.
+	lr, mr                   flowRule
+	sdBuf, kinkBuf, breakBuf []float64
+	// zero is RiskAtRates' variance: none.
+	zero []float64
+	// pairBuf is the grid of the current call (see pairs).
+	pairBuf []pair
+	ch      chain
 	// The forward pass's three distributions (reflecting, 0 absorbing,
 	// C absorbing), their next values and one node's sweep; the
 	// backward pass's cost-to-go, its next value and one node's sweep.
 	p, e, f, pn, en, fn, tmp []float64
 	v, vn                    []float64
-	// One outer node's rates per bin, before the per-bin shock.
-	lamSD, muSD []float64
 }
 
 // NewPlanner returns a Planner for cfg, or an error naming the first
@@ -30,9 +35,8 @@ func NewPlanner(cfg Config) (*Planner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Planner{cfg: cfg, point: []float64{0, 1}}
-	p.sharedZ, p.sharedW = normalRule(cfg.SharedNodes)
-	p.binZ, p.binW = normalRule(cfg.BinNodes)
+	p := &Planner{cfg: cfg}
+	p.smoothZ, p.smoothW = normalRule(cfg.SharedNodes)
 	p.ch.tol = cfg.Tolerance
 	return p, nil
 }
@@ -73,7 +77,9 @@ func (p *Planner) RiskAtRates(dst *Risk, st Station, lambda, mu []float64) error
 			return err
 		}
 	}
-	return p.run(dst, st, Forecast{Mean: lambda}, Forecast{Mean: mu})
+	p.zero = grow(p.zero, len(lambda))
+	clear(p.zero)
+	return p.run(dst, st, Forecast{Mean: lambda, Var: p.zero}, Forecast{Mean: mu, Var: p.zero})
 }
 
 func (p *Planner) check(dst *Risk, st Station, nl, nm int) error {

@@ -1,49 +1,10 @@
 package inventory
 
 import (
+	"cmp"
 	"fmt"
-	"math"
+	"slices"
 )
-
-// flowRule is one flow's quadrature: the shared nodes (zs, ws) and
-// per-bin nodes (zb, wb) actually used, and the loadings of the two
-// shocks on a bin's standard deviation.
-type flowRule struct {
-	zs, ws, zb, wb []float64
-	shared, own    float64 // √ρ and √(1−ρ)
-	mean, sd       []float64
-}
-
-// rule picks the nodes for a flow: one node where it has no variance.
-func (p *Planner) rule(f Forecast, sd []float64) flowRule {
-	r := flowRule{zs: p.point[:1], ws: p.point[1:], zb: p.point[:1], wb: p.point[1:], mean: f.Mean, sd: sd}
-	uncertain := false
-	for k := range sd {
-		if k < len(f.Var) {
-			sd[k] = math.Sqrt(f.Var[k])
-		} else {
-			sd[k] = 0
-		}
-		uncertain = uncertain || sd[k] > 0
-	}
-	if !uncertain {
-		return r
-	}
-	rho := p.cfg.Shared
-	r.shared, r.own = math.Sqrt(rho), math.Sqrt(1-rho)
-	if rho > 0 {
-		r.zs, r.ws = p.sharedZ, p.sharedW
-	}
-	if rho < 1 {
-		r.zb, r.wb = p.binZ, p.binW
-	}
-	return r
-}
-
-// rate is the flow's rate in bin k at shared node z and own node zk.
-func (r *flowRule) rate(k int, z, zk float64) float64 {
-	return math.Max(r.mean[k]+r.sd[k]*(r.shared*z+r.own*zk), 0)
-}
 
 func grow(s []float64, n int) []float64 {
 	if cap(s) < n {
@@ -68,29 +29,28 @@ func (p *Planner) prepare(dst *Risk, st Station, h int) {
 	for _, s := range []*[]float64{&p.p, &p.e, &p.f, &p.pn, &p.en, &p.fn, &p.tmp, &p.v, &p.vn} {
 		*s = grow(*s, n)
 	}
-	p.lamSD, p.muSD = grow(p.lamSD, h), grow(p.muSD, h)
 	p.ch.resize(st.Capacity)
 }
 
-// run integrates the outlook over the two flows' shared shocks; each
-// shared node's outlook integrates the per-bin shocks bin by bin, which
-// is exact because they are independent between bins (see doc.go).
+// run integrates the outlook over the two flows' shared nodes; each
+// pair's outlook integrates the per-bin shocks bin by bin, which is
+// exact because they are independent between bins (see doc.go).
 func (p *Planner) run(dst *Risk, st Station, pickups, returns Forecast) error {
 	h := len(pickups.Mean)
 	plan := p.cfg.PlanningBins
 	if plan == 0 {
 		plan = h
 	}
+	if err := p.buildRule(&p.lr, "pickups", pickups); err != nil {
+		return err
+	}
+	if err := p.buildRule(&p.mr, "returns", returns); err != nil {
+		return err
+	}
 	p.prepare(dst, st, h)
-	lr, mr := p.rule(pickups, p.lamSD), p.rule(returns, p.muSD)
-	for i, zl := range lr.zs {
-		for j, zm := range mr.zs {
-			wt := lr.ws[i] * mr.ws[j]
-			if err := p.forwardPass(dst, st, &lr, &mr, zl, zm, wt); err != nil {
-				return err
-			}
-			p.backwardPass(dst, plan, &lr, &mr, zl, zm, wt)
-		}
+	for _, pr := range p.pairs() {
+		p.forwardPass(dst, st, pr.i, pr.j, pr.w)
+		p.backwardPass(dst, plan, pr.i, pr.j, pr.w)
 	}
 	certain(dst)
 	p.decide(dst)
@@ -111,8 +71,9 @@ func certain(dst *Risk) {
 	}
 }
 
-// forwardPass adds wt × the outlook from Bikes at shared nodes zl, zm.
-func (p *Planner) forwardPass(dst *Risk, st Station, lr, mr *flowRule, zl, zm, wt float64) error {
+// forwardPass adds wt × the outlook from Bikes at shared nodes i
+// (pickups) and j (returns).
+func (p *Planner) forwardPass(dst *Risk, st Station, i, j int, wt float64) {
 	c, s0 := st.Capacity, st.Bikes
 	for _, v := range [][]float64{p.p, p.e, p.f} {
 		clear(v)
@@ -120,20 +81,32 @@ func (p *Planner) forwardPass(dst *Risk, st Station, lr, mr *flowRule, zl, zm, w
 	}
 	startsEmpty, startsFull := s0 == 0, s0 == c
 	for k := range dst.EmptyWithin {
+		lams, lw := p.lr.at(i, k)
+		mus, mw := p.mr.at(j, k)
+		if len(lams) == 1 && len(mus) == 1 {
+			// One node a bin (ρ = 1): advance the distributions in place.
+			lam, mu := lams[0], mus[0]
+			i0, iC := p.ch.forward(p.p, lam, mu, false, false)
+			dst.UnmetPickups += wt * lam * i0
+			dst.UnmetReturns += wt * mu * iC
+			if !startsEmpty {
+				p.ch.forward(p.e, lam, mu, true, false)
+			}
+			if !startsFull {
+				p.ch.forward(p.f, lam, mu, false, true)
+			}
+			p.record(dst, k, c, wt)
+			continue
+		}
 		clear(p.pn)
 		clear(p.en)
 		clear(p.fn)
-		for a, za := range lr.zb {
-			lam := lr.rate(k, zl, za)
-			if err := p.checkRate("pickup", k, lam); err != nil {
-				return err
-			}
-			for b, zb := range mr.zb {
-				mu := mr.rate(k, zm, zb)
-				if err := p.checkRate("return", k, mu); err != nil {
-					return err
+		for a, lam := range lams {
+			for b, mu := range mus {
+				u := lw[a] * mw[b]
+				if u == 0 {
+					continue
 				}
-				u := lr.wb[a] * mr.wb[b]
 				copy(p.tmp, p.p)
 				i0, iC := p.ch.forward(p.tmp, lam, mu, false, false)
 				axpy(p.pn, u, p.tmp)
@@ -158,28 +131,40 @@ func (p *Planner) forwardPass(dst *Risk, st Station, lr, mr *flowRule, zl, zm, w
 		if !startsFull {
 			p.f, p.fn = p.fn, p.f
 		}
-		dst.EmptyWithin[k] += wt * p.e[0]
-		dst.FullWithin[k] += wt * p.f[c]
-		dst.EmptyAt[k] += wt * p.p[0]
-		dst.FullAt[k] += wt * p.p[c]
+		p.record(dst, k, c, wt)
 	}
-	return nil
 }
 
-// backwardPass adds wt × UDF over the first plan bins at shared nodes
-// zl, zm. The rates were checked by forwardPass.
-func (p *Planner) backwardPass(dst *Risk, plan int, lr, mr *flowRule, zl, zm, wt float64) {
+// record adds wt × bin k's probabilities of the current distributions.
+func (p *Planner) record(dst *Risk, k, c int, wt float64) {
+	dst.EmptyWithin[k] += wt * p.e[0]
+	dst.FullWithin[k] += wt * p.f[c]
+	dst.EmptyAt[k] += wt * p.p[0]
+	dst.FullAt[k] += wt * p.p[c]
+}
+
+// backwardPass adds wt × UDF over the first plan bins at shared nodes i
+// (pickups) and j (returns).
+func (p *Planner) backwardPass(dst *Risk, plan, i, j int, wt float64) {
 	cp, cr := p.cfg.PickupWeight, p.cfg.ReturnWeight
 	clear(p.v)
 	for k := plan - 1; k >= 0; k-- {
+		lams, lw := p.lr.at(i, k)
+		mus, mw := p.mr.at(j, k)
+		if len(lams) == 1 && len(mus) == 1 {
+			p.ch.backward(p.v, lams[0], mus[0], cp, cr)
+			continue
+		}
 		clear(p.vn)
-		for a, za := range lr.zb {
-			lam := lr.rate(k, zl, za)
-			for b, zb := range mr.zb {
-				mu := mr.rate(k, zm, zb)
+		for a, lam := range lams {
+			for b, mu := range mus {
+				u := lw[a] * mw[b]
+				if u == 0 {
+					continue
+				}
 				copy(p.tmp, p.v)
 				p.ch.backward(p.tmp, lam, mu, cp, cr)
-				axpy(p.vn, lr.wb[a]*mr.wb[b], p.tmp)
+				axpy(p.vn, u, p.tmp)
 			}
 		}
 		p.v, p.vn = p.vn, p.v
@@ -222,4 +207,40 @@ func (r *Risk) String() string {
 	}
 	return fmt.Sprintf("%d/%d bikes: P(empty ≤ %d) %.3f, P(full ≤ %d) %.3f, unmet %.2f+%.2f, s* %d",
 		r.Bikes, r.Capacity, h, r.EmptyWithin[h-1], h, r.FullWithin[h-1], r.UnmetPickups, r.UnmetReturns, r.Best)
+}
+
+// pair is one node of the two flows' grid and its weight.
+type pair struct {
+	i, j int
+	w    float64
+}
+
+// pruneMass bounds the total weight of the grid's lightest pairs that
+// pairs leaves out (the rest are scaled up to weigh 1): an outlook
+// probability moves by at most twice it.
+const pruneMass = 1e-4
+
+// pairs returns the grid's pairs without its lightest ones (at most
+// pruneMass in all), the kept weights scaled to sum to 1.
+func (p *Planner) pairs() []pair {
+	ps := p.pairBuf[:0]
+	total := 0.0
+	for i, wl := range p.lr.ws {
+		for j, wm := range p.mr.ws {
+			ps = append(ps, pair{i, j, wl * wm})
+			total += wl * wm
+		}
+	}
+	slices.SortFunc(ps, func(a, b pair) int { return cmp.Compare(a.w, b.w) })
+	cut, dropped := 0, 0.0
+	for cut < len(ps)-1 && dropped+ps[cut].w <= pruneMass*total {
+		dropped += ps[cut].w
+		cut++
+	}
+	p.pairBuf = ps[:0] // the whole buffer, for the next call
+	ps = ps[cut:]
+	for k := range ps {
+		ps[k].w *= total / (total - dropped)
+	}
+	return ps
 }

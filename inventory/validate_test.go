@@ -28,7 +28,8 @@ func TestBadInputErrors(t *testing.T) {
 		{"missing variances", Station{Capacity: 5}, Forecast{Mean: []float64{1, 1}}, good, "2 means but 0 variances"},
 		{"different horizons", Station{Capacity: 5}, good, Forecast{Mean: []float64{1}, Var: []float64{1}}, "2 pickup bins but 1 return bins"},
 		{"no bins", Station{Capacity: 5}, Forecast{}, Forecast{}, "no forecast bins"},
-		{"absurd rate", Station{Capacity: 5}, Forecast{Mean: []float64{1e9, 1}, Var: []float64{0, 0}}, good, "pickup rate 1e+09 in bin 0"},
+		{"absurd rate", Station{Capacity: 5}, Forecast{Mean: []float64{1e9, 1}, Var: []float64{0, 0}}, good, "pickups forecast mean 1e+09 and variance 0 in bin 0 put the rate at 1e+09"},
+		{"absurd variance", Station{Capacity: 5}, good, Forecast{Mean: []float64{1, 1}, Var: []float64{1, 1e12}}, "returns forecast mean 1 and variance 1e+12 in bin 1 put the rate at"},
 	}
 	pl, err := NewPlanner(DefaultConfig())
 	if err != nil {
@@ -80,6 +81,7 @@ func TestConfigValidate(t *testing.T) {
 		{"shared", func(c *Config) { c.Shared = 1.5 }, "shared variance fraction"},
 		{"shared nodes", func(c *Config) { c.SharedNodes = 0 }, "shared nodes"},
 		{"bin nodes", func(c *Config) { c.BinNodes = 99 }, "bin nodes"},
+		{"breaks", func(c *Config) { c.Breaks = -1 }, "breaks"},
 		{"tolerance", func(c *Config) { c.Tolerance = 0 }, "tolerance"},
 		{"max capacity", func(c *Config) { c.MaxCapacity = 0 }, "max capacity"},
 		{"max rate", func(c *Config) { c.MaxRate = math.Inf(1) }, "max rate"},
