@@ -79,6 +79,7 @@ func (d *Daemon) bindConsumer(ctx context.Context, js jetstream.JetStream, r *st
 	if err != nil {
 		return nil, err
 	}
+	d.replayEnd.Store(r.Name(), st.CachedInfo().State.LastSeq)
 	after := r.Applied()
 	if err := r.BindInputStream(natsio.ObsStream, st.CachedInfo().Created); err != nil {
 		return nil, err

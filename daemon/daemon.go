@@ -53,6 +53,10 @@ type Daemon struct {
 	rebMet     *rebalance.Metrics
 	statusSink stream.Sink
 	statusLog  *ratelimit.Limiter
+	// replayEnd is, per model, the input stream's last sequence when its
+	// consumer was bound: input up to it may have been processed before
+	// (duplicates.go).
+	replayEnd sync.Map
 }
 
 // New builds every configured model (reading products files) without
@@ -174,6 +178,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}()
 	}
 	sink := natsio.NewPublisher(d.nc, js, d.cfg.NATS.Prefix, d.log)
+	d.countDuplicates(sink)
 	uctx, stopUnknown := context.WithCancel(ctx)
 	var unknown sync.WaitGroup
 	unknown.Go(func() { d.watchUnknownInput(uctx, js, sink) })
