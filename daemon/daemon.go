@@ -147,6 +147,11 @@ func (d *Daemon) Owned(name string, r *stream.Runner) {
 // ends; then it stops pulling, lets each model snapshot and acknowledge
 // what it holds, waits for publish acknowledgements and closes.
 func (d *Daemon) Run(ctx context.Context) error {
+	unlock, err := d.lockDirs()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if d.cfg.NATS.URL == "" {
 		auth, err := natsio.EmbeddedAuthOf(&d.cfg.NATS)
 		if err != nil {
