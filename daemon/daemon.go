@@ -172,15 +172,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// Health and metrics answer from here on; /readyz stays "not ready"
 	// until every model is restored and its consumer bound.
 	if d.cfg.HTTP.Listen != "off" {
-		srv, err := d.serveHTTP()
+		stopHTTP, err := d.serveHTTP(ctx)
 		if err != nil {
 			return err
 		}
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = srv.Shutdown(sctx)
-			cancel()
-		}()
+		defer stopHTTP()
 	}
 	sink := natsio.NewPublisher(d.nc, js, d.cfg.NATS.Prefix, d.log)
 	d.countDuplicates(sink)
