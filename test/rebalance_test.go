@@ -299,7 +299,7 @@ func TestRebalanceEndToEnd(t *testing.T) {
 }
 
 // waitMetric waits until the daemon's /metrics shows series at value.
-func waitMetric(t *testing.T, addr, series string, value float64) {
+func waitMetric(t testing.TB, addr, series string, value float64) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	last := "absent"

@@ -198,7 +198,8 @@ function riskLine(s) {
 
 function riskTable(sys) {
   const div = document.createElement("div");
-  const when = sys.bin_end ? `as of ${fmtTime(Date.parse(sys.bin_end))} UTC` : "no bin yet";
+  const when = sys.bin_end ? `as of ${fmtTime(Date.parse(sys.bin_end))} UTC` +
+    (sys.restored ? " (restored from the risk bucket at start)" : "") : "no bin yet";
   const counts = Object.entries(sys.statuses).map(([k, n]) => `${n} ${k}`).join(", ");
   const h = fmtHorizon(sys.horizon_seconds);
   const h2 = document.createElement("h2");
