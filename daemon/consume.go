@@ -74,11 +74,12 @@ func (d *Daemon) bindConsumer(ctx context.Context, js jetstream.JetStream, r *st
 	name := "dcgpd_" + r.Name()
 	cfg := jetstream.ConsumerConfig{Durable: name, FilterSubject: c.Prefix + ".obs." + r.Name(),
 		AckPolicy: jetstream.AckAllPolicy, AckWait: c.AckWait.Duration, MaxAckPending: c.MaxAckPending,
-		DeliverPolicy: jetstream.DeliverAllPolicy, MaxDeliver: -1}
+		DeliverPolicy: jetstream.DeliverAllPolicy, MaxDeliver: -1, Metadata: holderMetadata()}
 	st, err := js.Stream(ctx, natsio.ObsStream)
 	if err != nil {
 		return nil, err
 	}
+	d.replayEnd.Store(r.Name(), st.CachedInfo().State.LastSeq)
 	after := r.Applied()
 	if err := r.BindInputStream(natsio.ObsStream, st.CachedInfo().Created); err != nil {
 		return nil, err
@@ -86,6 +87,9 @@ func (d *Daemon) bindConsumer(ctx context.Context, js jetstream.JetStream, r *st
 	if old, err := st.Consumer(ctx, name); err == nil {
 		info, err := old.Info(ctx)
 		if err != nil {
+			return nil, err
+		}
+		if err := consumedElsewhere(r.Name(), info); err != nil {
 			return nil, err
 		}
 		if r.Store() == nil {

@@ -60,6 +60,10 @@ type Daemon struct {
 	feeds   []*feedSource
 	gbfsMet *gbfs.Metrics
 	feedMet *feedMetrics
+	// replayEnd is, per model, the input stream's last sequence when its
+	// consumer was bound: input up to it may have been processed before
+	// (duplicates.go).
+	replayEnd sync.Map
 }
 
 // New builds every configured model (reading products files) without
@@ -150,6 +154,11 @@ func (d *Daemon) Owned(name string, r *stream.Runner) {
 // ends; then it stops pulling, lets each model snapshot and acknowledge
 // what it holds, waits for publish acknowledgements and closes.
 func (d *Daemon) Run(ctx context.Context) error {
+	unlock, err := d.lockDirs()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if d.cfg.NATS.URL == "" {
 		auth, err := natsio.EmbeddedAuthOf(&d.cfg.NATS)
 		if err != nil {
@@ -170,21 +179,18 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// Health and metrics answer from here on; /readyz stays "not ready"
 	// until every model is restored and its consumer bound.
 	if d.cfg.HTTP.Listen != "off" {
-		srv, err := d.serveHTTP()
+		stopHTTP, err := d.serveHTTP(ctx)
 		if err != nil {
 			return err
 		}
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = srv.Shutdown(sctx)
-			cancel()
-		}()
+		defer stopHTTP()
 	}
 	// a feed's stations become its models' products before anything reads them
 	if err := d.prepareFeeds(ctx); err != nil {
 		return err
 	}
 	sink := natsio.NewPublisher(d.nc, js, d.cfg.NATS.Prefix, d.log)
+	d.countDuplicates(sink)
 	uctx, stopUnknown := context.WithCancel(ctx)
 	var unknown sync.WaitGroup
 	unknown.Go(func() { d.watchUnknownInput(uctx, js, sink) })

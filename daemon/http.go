@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -17,8 +18,10 @@ import (
 
 // serveHTTP starts /healthz, /readyz, /metrics and the operator's page:
 // with [http] credentials every route but the two probes requires them,
-// and with a certificate it serves HTTPS.
-func (d *Daemon) serveHTTP() (*http.Server, error) {
+// and with a certificate it serves HTTPS. The page's backfills run under
+// ctx; stop shuts the server down (at most 5 s), ends them and waits
+// for them.
+func (d *Daemon) serveHTTP(ctx context.Context) (stop func(), err error) {
 	auth, err := newHTTPAuth(&d.cfg.HTTP)
 	if err != nil {
 		return nil, err
@@ -37,10 +40,12 @@ func (d *Daemon) serveHTTP() (*http.Server, error) {
 		_, _ = w.Write([]byte("ready\n"))
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{}))
-	page.Register(mux, d, page.Options{NC: d.nc, Prefix: d.cfg.NATS.Prefix, Log: d.log, Instance: d.instance})
+	pctx, stopPage := context.WithCancel(ctx)
+	pageWait := page.Register(mux, d, page.Options{NC: d.nc, Prefix: d.cfg.NATS.Prefix, Log: d.log, Instance: d.instance, Context: pctx})
 	mux.HandleFunc("/api/risk", d.serveRisk)
 	ln, err := net.Listen("tcp", d.cfg.HTTP.Listen)
 	if err != nil {
+		stopPage()
 		return nil, fmt.Errorf("http.listen %s: %w", d.cfg.HTTP.Listen, err)
 	}
 	d.httpAddr = ln.Addr().String()
@@ -63,5 +68,11 @@ func (d *Daemon) serveHTTP() (*http.Server, error) {
 			d.log.Error().Err(err).Msg("http server")
 		}
 	}()
-	return srv, nil
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = srv.Shutdown(sctx)
+		cancel()
+		stopPage()
+		pageWait()
+	}, nil
 }

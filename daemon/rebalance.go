@@ -159,7 +159,9 @@ func (d *Daemon) startRebalance(ctx context.Context, js jetstream.JetStream, pub
 		}
 		p.SetBinHook(binHook{job})
 		r.SetBinHook(binHook{job})
-		d.rebal = append(d.rebal, &rebalanceRun{cfg: rc, job: job})
+		rr := &rebalanceRun{cfg: rc, job: job}
+		d.restoreRanking(ctx, js, rr)
+		d.rebal = append(d.rebal, rr)
 	}
 	return d.consumeStatus(ctx, js)
 }

@@ -43,6 +43,12 @@ type RiskView struct {
 	// Waiting says, until the first ranking, what the system waits for
 	// (the first status, the first bin's end; feedwait.go).
 	Waiting string `json:"waiting,omitempty"`
+	// Restored marks a ranking read back from the risk bucket at start,
+	// shown until this process closes its first bin; AgeSeconds is the
+	// time since the ranking's bin ended. A restored ranking older than
+	// max_status_age is Stale.
+	Restored   bool  `json:"restored,omitempty"`
+	AgeSeconds int64 `json:"age_seconds,omitempty"`
 }
 
 // RiskViewEntry is one station's line on the page.
@@ -116,6 +122,16 @@ func riskView(rc *config.RebalanceConfig, job *rebalance.Job, now time.Time) Ris
 	}
 	bs, be := shown.BinStart.UTC(), shown.BinEnd.UTC()
 	v.BinStart, v.BinEnd = &bs, &be
+	v.AgeSeconds = int64(now.Sub(shown.BinEnd) / time.Second)
+	if shown.Restored {
+		v.Restored = true
+		age := now.Sub(shown.BinEnd)
+		if age > jc.MaxStatusAge {
+			v.Stale = true
+			v.StaleDetail = joinDetail(v.StaleDetail, fmt.Sprintf("ranking restored from the risk bucket at start, as of %s, %s old (max_status_age %s)",
+				be.Format(time.RFC3339), humanAge(age), humanAge(jc.MaxStatusAge)))
+		}
+	}
 	v.HorizonSeconds = int64(time.Duration(shown.RiskBins) * shown.BinEnd.Sub(shown.BinStart) / time.Second)
 	list := append([]rebalance.StationRisk(nil), shown.Stations...)
 	rebalance.SortByUrgency(list)

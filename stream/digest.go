@@ -62,3 +62,7 @@ func modelDigest(m *spec.Model, b *spec.Built) []byte {
 	}
 	return h.Sum(nil)
 }
+
+// digestID is the model digest the estimates carry
+// (wire.LatentMessage.ModelDigest): its first 8 bytes in hex.
+func (r *Runner) digestID() string { return fmt.Sprintf("%.8x", r.digest) }

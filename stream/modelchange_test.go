@@ -1,7 +1,9 @@
 package stream
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/cvi/spec"
+	"github.com/dcgpd/dcgpd/stream/wire"
 	"github.com/rs/zerolog"
 )
 
@@ -70,7 +73,8 @@ func TestRestoreRefusesChangedModel(t *testing.T) {
 	for i, msg := range restoreFeed(5) {
 		old.handle(ctx, input{msg: msg, seq: uint64(i + 1), at: time.Unix(0, 0)})
 	}
-	old.writeSnapshot("test") // never restored: no digest
+	old.digest = nil // a snapshot written before digests: none recorded
+	old.writeSnapshot("test")
 	changed := m
 	changed.Model.NoiseVariance = 1.4
 	b := newTestRunner(t, c, changed, newMemSink(), old.store)
@@ -119,4 +123,54 @@ func TestNewModelFileRefusedBySnapshot(t *testing.T) {
 		t.Fatalf("restart with a new model_file: %v", err)
 	}
 	t.Log(err)
+}
+
+// TestChangedModelEstimatesGetNewIDs: a model restarted from a changed
+// configuration (its snapshot removed, as the refusal says) re-filters
+// the same input; its estimates carry the new model digest and ids that
+// differ from every id the old model published, so JetStream's duplicate
+// window (ids within 10 minutes) does not drop them, while the same
+// configuration again gives the same ids and bytes (a replay stays a
+// duplicate). Before the fix the ids were <model>/<bin>/<kind>/<revision>
+// for both models.
+func TestChangedModelEstimatesGetNewIDs(t *testing.T) {
+	ctx := context.Background()
+	c, m := restoreConfig(false)
+	changed := m
+	changed.Model.Temporal = append([]spec.Temporal(nil), m.Model.Temporal...)
+	changed.Model.NoiseVariance = 1.4
+	run := func(mc config.ModelConfig) (*memSink, string) {
+		sink := newMemSink()
+		r := newTestRunner(t, c, mc, sink, &memStore{})
+		if err := r.Restore(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i, msg := range restoreFeed(8) {
+			r.handle(ctx, input{msg: msg, seq: uint64(i + 1), at: time.Unix(0, 0)})
+		}
+		return sink, r.digestID()
+	}
+	old, oldDigest := run(m)
+	again, _ := run(m)
+	nw, newDigest := run(changed)
+	if len(old.byID) == 0 || oldDigest == newDigest || len(oldDigest) != wire.ModelDigestChars {
+		t.Fatalf("%d outputs; digests %q and %q: want outputs and two digests of %d characters", len(old.byID), oldDigest, newDigest, wire.ModelDigestChars)
+	}
+	for id, data := range old.byID {
+		if !bytes.Equal(again.byID[id], data) {
+			t.Errorf("the same configuration again: %s differs or is missing", id)
+		}
+		if _, ok := nw.byID[id]; ok {
+			t.Errorf("the changed model reuses id %s: JetStream would drop its estimate as a duplicate", id)
+		}
+	}
+	for id, data := range nw.byID {
+		var lm wire.LatentMessage
+		if err := json.Unmarshal(data, &lm); err != nil {
+			t.Fatal(err)
+		}
+		if lm.ModelDigest != newDigest || lm.MsgID() != id || !strings.HasSuffix(id, "/"+newDigest) {
+			t.Errorf("changed model's output %s: model_digest %q, want %q in the message and at the end of its id", id, lm.ModelDigest, newDigest)
+		}
+	}
 }

@@ -201,7 +201,7 @@ func (r *Runner) finishJob(res *resmoothResult) {
 		return
 	}
 	for i, jb := range res.job.bins {
-		msg := wire.LatentMessage{Schema: wire.SchemaVersion, Model: r.cfg.Name, Kind: wire.KindSmoothed, Revision: pj.revision,
+		msg := wire.LatentMessage{Schema: wire.SchemaVersion, Model: r.cfg.Name, Kind: wire.KindSmoothed, Revision: pj.revision, ModelDigest: r.digestID(),
 			BinStart: jb.Start.UTC(), BinEnd: jb.Start.Add(r.cfg.Bin.Duration).UTC(),
 			Estimates: r.estimatesWith(res.cells, res.lik, jb.T, res.mean[i], res.vars[i], jb.Obs)}
 		r.publish(msg.MsgID(), wire.MarshalLatent(&msg), nil)

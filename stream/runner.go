@@ -87,7 +87,7 @@ type Runner struct {
 	// Snapshots (snapshots.go); store nil: off.
 	store snapshot.Store
 	// digest is the configured model's digest (modelDigest), set by
-	// Restore before anything moves the hyperparameters.
+	// NewRunner before anything moves the hyperparameters.
 	digest      []byte
 	snapEvery   time.Duration
 	lastSnap    time.Time
@@ -134,6 +134,7 @@ func NewRunner(c *config.Config, m config.ModelConfig, sink Sink, log zerolog.Lo
 		asm: NewAssembler(prods.Names, m), win: newWindow(m.Resmooth.Window), logLimit: met.rejectLog,
 		faults: c.Faults, maxPending: c.NATS.MaxAckPending, snapAt: max(1, min(c.NATS.MaxAckPending/2, c.Snapshot.EveryMessages)), confirmCh: make(chan struct{}, 1),
 		snapEvery: c.Snapshot.Interval.Duration}
+	r.digest = modelDigest(&r.cfg.Model, r.built)
 	if c.Snapshot.Dir != "off" {
 		r.store = &snapshot.FileStore{Dir: c.Snapshot.Dir, PauseBeforeRename: c.Faults.SnapshotPause}
 	}
@@ -374,7 +375,7 @@ func (r *Runner) process(ctx context.Context, cb *ClosedBin) bool {
 		err = r.on.Skip(t, &r.res)
 	}
 	msg := wire.LatentMessage{Schema: wire.SchemaVersion, Model: r.cfg.Name, Kind: wire.KindFiltered,
-		BinStart: cb.Start.UTC(), BinEnd: cb.Start.Add(r.cfg.Bin.Duration).UTC()}
+		BinStart: cb.Start.UTC(), BinEnd: cb.Start.Add(r.cfg.Bin.Duration).UTC(), ModelDigest: r.digestID()}
 	wb := windowBin{Index: cb.Index, Start: cb.Start, T: t, Obs: cb.Obs, Observed: cb.Observed > 0}
 	if err != nil {
 		msg.Missing = err.Error()

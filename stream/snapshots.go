@@ -71,7 +71,6 @@ func (r *Runner) Restore(ctx context.Context) error {
 		return nil
 	}
 	began := time.Now()
-	r.digest = modelDigest(&r.cfg.Model, r.built)
 	if fs, ok := r.store.(*snapshot.FileStore); ok {
 		fs.RemoveTemporary(r.cfg.Name)
 	}

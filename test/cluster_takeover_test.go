@@ -61,7 +61,7 @@ func (o *seenOutputs) waitDone(t *testing.T, c *cluster, models int, d time.Dura
 		o.mu.Lock()
 		done := time.Since(o.last) > 5*time.Second
 		for i := 0; i < models && done; i++ {
-			_, done = o.byID[lastID(c, i)]
+			done = hasFiltered(o.byID, fmt.Sprintf("cluster%d", i), c.bins[len(c.bins)-1].Start)
 		}
 		n := len(o.byID)
 		o.mu.Unlock()
@@ -73,10 +73,6 @@ func (o *seenOutputs) waitDone(t *testing.T, c *cluster, models int, d time.Dura
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func lastID(c *cluster, model int) string {
-	return fmt.Sprintf("cluster%d/%d/%s/0", model, c.bins[len(c.bins)-1].Start.Unix(), wire.KindFiltered)
 }
 
 // storedOutputs reads every output the output stream holds, by id.

@@ -107,8 +107,7 @@ func crashRecovery(t *testing.T, c *cluster, plan func(random func() killAt) []k
 func compareCrashOutputs(t *testing.T, c *cluster, ref, got map[string][][]byte) {
 	t.Helper()
 	for _, b := range c.bins {
-		id := fmt.Sprintf("cluster0/%d/%s/0", b.Start.Unix(), wire.KindFiltered)
-		if _, ok := ref[id]; !ok {
+		if !hasFiltered(ref, "cluster0", b.Start) {
 			t.Fatalf("the uninterrupted run has no filtered estimate for bin %s", b.Start)
 		}
 	}
@@ -262,11 +261,10 @@ func runCrashScenario(t *testing.T, c *cluster, plan []killAt, pauses string) *c
 	}
 	// Done when the last bin's filtered estimate is out and nothing more
 	// has come for a while (re-smooth revisions).
-	lastID := fmt.Sprintf("cluster0/%d/%s/0", c.bins[len(c.bins)-1].Start.Unix(), wire.KindFiltered)
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		out.mu.Lock()
-		_, done := out.byID[lastID]
+		done := hasFiltered(out.byID, "cluster0", c.bins[len(c.bins)-1].Start)
 		quiet := time.Since(out.last) > 3*time.Second
 		out.mu.Unlock()
 		if done && quiet {

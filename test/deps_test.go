@@ -61,7 +61,7 @@ func under(path, pkg string) bool { return path == pkg || strings.HasPrefix(path
 func TestDependencyDirection(t *testing.T) {
 	math := []string{"filter", "diffusion", "cvi", "inventory", "internal/linalg", "internal/mathx", "internal/geo", "internal/errs"}
 	serving := []string{"stream", "snapshot", "config", "daemon", "cmd", "internal/app"}
-	foundations := []string{"internal/linalg", "internal/mathx", "internal/geo", "internal/errs", "internal/plotstyle", "internal/ratelimit", "internal/procstat"}
+	foundations := []string{"internal/linalg", "internal/mathx", "internal/geo", "internal/errs", "internal/plotstyle", "internal/ratelimit", "internal/procstat", "internal/dirlock"}
 	type rule struct {
 		from   []string // packages (with their subpackages) the rule is for
 		except []string // of those, the ones it is not for

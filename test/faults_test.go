@@ -3,7 +3,6 @@ package test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/dcgpd/dcgpd/daemon"
 	"github.com/dcgpd/dcgpd/stream/natsio"
-	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // TestNATSServerRestart stops the NATS server in the middle of a replay
@@ -111,11 +109,10 @@ func outageRun(t *testing.T, c *cluster, outage bool) map[string][]byte {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	last := fmt.Sprintf("cluster0/%d/%s/0", c.bins[len(c.bins)-1].Start.Unix(), wire.KindFiltered)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		out := readOutputs(t, js)
-		if _, ok := out[last]; ok {
+		if hasFiltered(out, "cluster0", c.bins[len(c.bins)-1].Start) {
 			// Give in-flight re-smooth revisions a moment, then read again.
 			time.Sleep(2 * time.Second)
 			return readOutputs(t, js)

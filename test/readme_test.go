@@ -27,7 +27,7 @@ import (
 type readmeCommand struct {
 	block int
 	line  string   // as written, comment removed
-	args  []string // after `go run ./cmd/dcgpd`
+	args  []string // after `go run ./cmd/dcgpd` or `bin/dcgpd`
 }
 
 // readmeCommands returns the commands of README.md's sh blocks, in order.
@@ -58,8 +58,10 @@ func readmeCommands(t *testing.T) []readmeCommand {
 			continue
 		}
 		c := readmeCommand{block: block, line: line}
-		if rest, ok := strings.CutPrefix(line, "go run ./cmd/dcgpd "); ok {
-			c.args = strings.Fields(rest)
+		for _, prefix := range []string{"go run ./cmd/dcgpd ", "bin/dcgpd "} {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				c.args = strings.Fields(rest)
+			}
 		}
 		out = append(out, c)
 	}
@@ -68,7 +70,8 @@ func readmeCommands(t *testing.T) []readmeCommand {
 
 // notRun are README commands this test does not run, with the reason.
 var notRun = map[string]string{
-	"go test ./...": "the suite this test belongs to (CI runs it)",
+	"go test ./...":                     "the suite this test belongs to (CI runs it)",
+	"go build -o bin/dcgpd ./cmd/dcgpd": "the test's own freshly built dcgpd stands for bin/dcgpd",
 }
 
 // longRunning reports whether a dcgpd command runs until interrupted.
@@ -152,7 +155,7 @@ func (s *syncBuffer) String() string {
 
 // TestReadmeCommands runs every command of README.md's sh blocks as
 // written, in a fresh tree, with the freshly built dcgpd standing for `go
-// run ./cmd/dcgpd`: the set-up block's demo, the examples, the daemon
+// run ./cmd/dcgpd` and `bin/dcgpd` (the daemon session's built binary): the set-up block's demo, the examples, the daemon
 // session (serve and watch run until interrupted, started before the
 // block's other commands, as in their own terminals) and the simulate/fit
 // pair. `go test ./...` is not run (notRun says why). A command that is
@@ -174,7 +177,7 @@ func TestReadmeCommands(t *testing.T) {
 			continue
 		}
 		if c.args == nil {
-			t.Errorf("README command %q is neither `go run ./cmd/dcgpd …` nor in notRun", c.line)
+			t.Errorf("README command %q is neither `go run ./cmd/dcgpd …`, `bin/dcgpd …` nor in notRun", c.line)
 			continue
 		}
 		if blocks[c.block] == nil {
@@ -443,4 +446,25 @@ func headingAnchors(md string) []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// TestReadmeServesBuiltBinary: the README starts nothing that runs as a
+// service (serve, watch without --count) with `go run`, whose child
+// outlives a stop of `go run` by its process id with the ports held; it
+// runs the built binary, and builds it in the same block first.
+func TestReadmeServesBuiltBinary(t *testing.T) {
+	built := map[int]bool{}
+	for _, c := range readmeCommands(t) {
+		if c.line == "go build -o bin/dcgpd ./cmd/dcgpd" {
+			built[c.block] = true
+		}
+		if !longRunning(c.args) {
+			continue
+		}
+		if !strings.HasPrefix(c.line, "bin/dcgpd ") {
+			t.Errorf("README starts %q: a service must run the built binary (bin/dcgpd), not go run", c.line)
+		} else if !built[c.block] {
+			t.Errorf("README runs %q before its block builds bin/dcgpd", c.line)
+		}
+	}
 }

@@ -299,7 +299,7 @@ func TestRebalanceEndToEnd(t *testing.T) {
 }
 
 // waitMetric waits until the daemon's /metrics shows series at value.
-func waitMetric(t *testing.T, addr, series string, value float64) {
+func waitMetric(t testing.TB, addr, series string, value float64) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	last := "absent"
@@ -358,15 +358,23 @@ func TestRebalanceStatusSurvivesRestart(t *testing.T) {
 	}
 	waitMetric(t, r.d.HTTPAddr(), `dcgpd_rebalance_status_samples_total{name="city",outcome="kept"}`, float64(7*len(names)))
 	first := collect(t, r.nc, "dcgp.latent.pickups")
+	firstRisk := gatherOn(t, r.nc, "dcgp.risk.city")
 	for _, model := range []string{"pickups", "returns"} {
 		if _, err := natsio.Replay(ctx, r.js, model, []natsio.ReplayBin{bin(0)}, natsio.ReplayOptions{Width: time.Hour}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	first.wait(t, "bin 0", 30*time.Second, func(ms []wire.LatentMessage) bool { return len(ms) > 0 })
+	firstRisk.waitFor(t, "bin 0's risk", 1)
 	r.stop()
 
 	r = startDaemon(t, cfg)
+	// Before any bin closes, the page shows bin 0's ranking read back from
+	// the risk bucket, marked restored (and stale: its status is from 2024).
+	if v := r.d.RiskIndex(); len(v) != 1 || !v[0].Restored || !v[0].Stale || v[0].BinEnd == nil ||
+		!v[0].BinEnd.Equal(origin.Add(time.Hour)) || len(v[0].Stations) != len(names) {
+		t.Errorf("risk page right after the restart: %+v; want bin 0's ranking, restored and stale", v)
+	}
 	pick := collect(t, r.nc, "dcgp.latent.pickups")
 	risks := gatherOn(t, r.nc, "dcgp.risk.city")
 	for _, model := range []string{"pickups", "returns"} {

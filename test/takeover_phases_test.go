@@ -15,7 +15,6 @@ import (
 	"github.com/dcgpd/dcgpd/config"
 	"github.com/dcgpd/dcgpd/stream/natsio"
 	"github.com/dcgpd/dcgpd/stream/natstest"
-	"github.com/dcgpd/dcgpd/stream/wire"
 )
 
 // takeoverMode is how a model's owner goes away.
@@ -137,7 +136,7 @@ func (r *phaseRun) waitBin(b int) {
 		r.seen.mu.Lock()
 		done := true
 		for i := 0; i < r.models && done; i++ {
-			_, done = r.seen.byID[fmt.Sprintf("cluster%d/%d/%s/0", i, r.c.bins[b].Start.Unix(), wire.KindFiltered)]
+			done = hasFiltered(r.seen.byID, fmt.Sprintf("cluster%d", i), r.c.bins[b].Start)
 		}
 		r.seen.mu.Unlock()
 		if done {

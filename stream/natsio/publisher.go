@@ -25,6 +25,11 @@ type Publisher struct {
 	retries atomic.Int64
 	limit   *ratelimit.Limiter
 	log     zerolog.Logger
+	// Duplicates (duplicates.go).
+	expectDup     func(subject string) bool
+	dupExpected   atomic.Int64
+	dupUnexpected atomic.Int64
+	dupLimit      *ratelimit.Limiter
 }
 
 // failedFuture stands for a publication that could not be sent at all.
@@ -45,12 +50,15 @@ func (f failedFuture) Msg() *nats.Msg { return f.msg }
 type pendingPub struct {
 	fut  jetstream.PubAckFuture
 	done func(error)
+	// dupExpected: a duplicate is expected for this output (a replay,
+	// or it was sent again after an unconfirmed attempt).
+	dupExpected bool
 }
 
 // NewPublisher starts a publisher on nc; Close stops it.
 func NewPublisher(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolog.Logger) *Publisher {
 	s := &Publisher{nc: nc, js: js, prefix: prefix, pending: make(chan pendingPub, 4096), done: make(chan struct{}), log: log,
-		limit: ratelimit.New(5, time.Minute)}
+		limit: ratelimit.New(5, time.Minute), dupLimit: ratelimit.New(5, time.Minute)}
 	go s.awaitAcks()
 	return s
 }
@@ -66,7 +74,8 @@ func (s *Publisher) awaitAcks() {
 		for {
 			var err error
 			select {
-			case <-p.fut.Ok():
+			case ack := <-p.fut.Ok():
+				s.checkDuplicate(p, ack)
 			case err = <-p.fut.Err():
 			}
 			// A fenced output (another owner published a newer fence)
@@ -76,6 +85,7 @@ func (s *Publisher) awaitAcks() {
 				break
 			}
 			s.Retrying(err)
+			p.dupExpected = true // the first attempt may have been stored
 			msg := p.fut.Msg()
 			for {
 				time.Sleep(wait)
@@ -115,7 +125,7 @@ func (s *Publisher) Publish(subject, msgID string, data []byte, done func(error)
 		done(err)
 		return
 	}
-	s.pending <- pendingPub{fut: fut, done: done}
+	s.pending <- pendingPub{fut: fut, done: done, dupExpected: s.expectDup != nil && s.expectDup(subject)}
 }
 
 // Latest writes the key directly on the bucket's subject, without a

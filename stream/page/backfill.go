@@ -3,6 +3,7 @@ package page
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -25,10 +26,10 @@ const backfillBatch = 512
 // message seen twice is recorded once (observations and estimates of a
 // bin are overwritten with the same values, smoothed revisions keep the
 // highest).
-func (p *pageRecorder) backfill(ctx context.Context, r *stream.Runner) {
+func (p *pageRecorder) backfill(ctx context.Context, r *stream.Runner) error {
 	js, err := jetstream.New(p.o.NC)
 	if err != nil {
-		return
+		return err
 	}
 	prefix := p.o.Prefix
 	since := time.Now().Add(-2 * Bins * r.Config().Bin.Duration)
@@ -40,9 +41,10 @@ func (p *pageRecorder) backfill(ctx context.Context, r *stream.Runner) {
 		{natsio.LatentStream, prefix + ".latent." + r.Name(), p.onLatent},
 	} {
 		if err := readStored(ctx, js, s.stream, s.subject, since, s.fn); err != nil {
-			p.o.Log.Warn().Err(err).Str("subject", s.subject).Msg("operator page: backfill")
+			return fmt.Errorf("reading %s from %s: %w", s.subject, s.stream, err)
 		}
 	}
+	return nil
 }
 
 // readStored hands fn every message of stream on subject stored since t,

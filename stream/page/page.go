@@ -56,11 +56,15 @@ type Options struct {
 	Log    zerolog.Logger
 	// Instance names this instance in cluster mode ("" otherwise).
 	Instance string
+	// Context owns the page's backfills (the daemon's): they run until
+	// it ends, whoever asked first. Nil: context.Background().
+	Context context.Context
 }
 
 // Register adds the operator's page at / and its JSON at /api/models and
-// /api/models/{model} to mux.
-func Register(mux *http.ServeMux, models Source, o Options) {
+// /api/models/{model} to mux. wait returns once the page's backfills have
+// ended (end Options.Context first).
+func Register(mux *http.ServeMux, models Source, o Options) (wait func()) {
 	rec := newPageRecorder(models, o)
 	static, _ := fs.Sub(pageFiles, "static")
 	mux.Handle("/", http.FileServerFS(static))
@@ -84,6 +88,7 @@ func Register(mux *http.ServeMux, models Source, o Options) {
 		}
 		writeJSON(w, m)
 	})
+	return rec.wg.Wait
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -101,14 +106,21 @@ func writeJSON(w http.ResponseWriter, v any) {
 type pageRecorder struct {
 	m     Source
 	o     Options
+	ctx   context.Context // Options.Context: the backfills' owner
+	wg    sync.WaitGroup  // the running backfills
 	once  sync.Once
 	since time.Time
 	mu    sync.Mutex
 	rings map[string]*pageRing
+	fills map[string]*fill
 }
 
 func newPageRecorder(m Source, o Options) *pageRecorder {
-	return &pageRecorder{m: m, o: o, rings: map[string]*pageRing{}}
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return &pageRecorder{m: m, o: o, ctx: ctx, rings: map[string]*pageRing{}, fills: map[string]*fill{}}
 }
 
 // start begins recording once the daemon has started its models (the
@@ -146,25 +158,23 @@ func (p *pageRecorder) start() bool {
 // ring returns the model's ring, making it (seeded from the runner's
 // read view, then backfilled from the streams) the first time the page
 // sees the model run here: at the page's first request, or when this
-// instance takes the model over later. p.mu must not be held.
+// instance takes the model over later. The backfill is the page's
+// (startFill): the request waits for it while the request lasts, and
+// one that failed is tried again. p.mu must not be held.
 func (p *pageRecorder) ring(ctx context.Context, r *stream.Runner) *pageRing {
 	p.mu.Lock()
 	g := p.rings[r.Name()]
-	if g != nil {
-		p.mu.Unlock()
-		return g
+	if g == nil {
+		cfg := r.Config()
+		g = newPageRing(r.Products(), cfg.Bin.Duration, cfg.MaxAhead)
+		if v := r.View(); v != nil && v.Latest != nil {
+			g.addLatent(v.Latest)
+		}
+		p.rings[r.Name()] = g
 	}
-	cfg := r.Config()
-	g = newPageRing(r.Products(), cfg.Bin.Duration, cfg.MaxAhead)
-	if v := r.View(); v != nil && v.Latest != nil {
-		g.addLatent(v.Latest)
-	}
-	p.rings[r.Name()] = g
 	p.mu.Unlock()
 	if p.o.NC != nil {
-		bctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		p.backfill(bctx, r)
-		cancel()
+		awaitFill(ctx, p.startFill(r))
 	}
 	return g
 }

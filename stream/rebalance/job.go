@@ -43,6 +43,9 @@ type Ranked struct {
 	// RiskBins is the risk horizon in bins (RiskMessage.RiskBins).
 	RiskBins int
 	Stations []StationRisk
+	// Restored marks a ranking read back from the risk bucket at start
+	// (Job.Restore), not computed by this process.
+	Restored bool
 }
 
 // usable reports whether any station has a risk.

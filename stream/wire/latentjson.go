@@ -26,6 +26,10 @@ func appendLatent(b []byte, m *LatentMessage) ([]byte, bool) {
 	w.time(m.BinEnd)
 	w.raw(`,"revision":`)
 	w.b = strconv.AppendInt(w.b, int64(m.Revision), 10)
+	if m.ModelDigest != "" {
+		w.raw(`,"model_digest":`)
+		w.str(m.ModelDigest)
+	}
 	w.raw(`,"estimates":`)
 	w.estimates(m.Estimates)
 	if len(m.Forecasts) > 0 {

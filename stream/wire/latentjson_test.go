@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -59,6 +60,9 @@ func TestAppendLatentMatchesJSON(t *testing.T) {
 		m := &LatentMessage{Schema: rng.IntN(3), Model: names[rng.IntN(len(names))], Kind: KindFiltered, BinStart: tm(), BinEnd: tm(), Revision: rng.IntN(1000), Estimates: est(rng.IntN(4) - 1)}
 		if rng.IntN(3) == 0 {
 			m.Missing = names[rng.IntN(len(names))]
+		}
+		if rng.IntN(2) == 0 {
+			m.ModelDigest = fmt.Sprintf("%016x", rng.Uint64())
 		}
 		for h := rng.IntN(3) - 1; h >= 0; h-- {
 			m.Forecasts = append(m.Forecasts, Forecast{Horizon: h, BinStart: tm(), BinEnd: tm(), Estimates: est(rng.IntN(3) - 1)})

@@ -271,22 +271,35 @@ const (
 // demand of every product in one bin, filtered (as the bin closed, with
 // forecasts) or smoothed (a revision after a re-smooth).
 type LatentMessage struct {
-	Schema    int        `json:"schema"`
-	Model     string     `json:"model"`
-	Kind      string     `json:"kind"`
-	BinStart  time.Time  `json:"bin_start"`
-	BinEnd    time.Time  `json:"bin_end"`
-	Revision  int        `json:"revision"`
-	Estimates []Estimate `json:"estimates"`
-	Forecasts []Forecast `json:"forecasts,omitempty"`
+	Schema   int       `json:"schema"`
+	Model    string    `json:"model"`
+	Kind     string    `json:"kind"`
+	BinStart time.Time `json:"bin_start"`
+	BinEnd   time.Time `json:"bin_end"`
+	Revision int       `json:"revision"`
+	// ModelDigest names the model that made the estimate: the first 8
+	// bytes, in hex, of the digest of the model its configuration builds
+	// (the one a snapshot records). A changed model (a new model_file,
+	// say) publishes under a new digest, so its re-filtered estimates get
+	// new ids and are stored beside the old ones, not dropped as
+	// duplicates; a consumer keeps the estimates of the digest it wants.
+	ModelDigest string     `json:"model_digest,omitempty"`
+	Estimates   []Estimate `json:"estimates"`
+	Forecasts   []Forecast `json:"forecasts,omitempty"`
 	// Missing, when set, says why the bin has no estimate (Estimates is
 	// then empty): its numerics failed and the filter kept its state.
 	Missing string `json:"missing,omitempty"`
 }
 
 // MsgID is the message's de-duplication id (the Nats-Msg-Id header):
-// the same model, bin, kind and revision always give the same id.
+// <model>/<bin start, Unix s>/<kind>/<revision>[/<model digest>]. The
+// same model, bin, kind, revision and model digest always give the same
+// id, so a replay of the same input re-publishes duplicates the stream
+// drops, while the estimates of a changed model are stored.
 func (m *LatentMessage) MsgID() string {
+	if m.ModelDigest != "" {
+		return fmt.Sprintf("%s/%d/%s/%d/%s", m.Model, m.BinStart.Unix(), m.Kind, m.Revision, m.ModelDigest)
+	}
 	return fmt.Sprintf("%s/%d/%s/%d", m.Model, m.BinStart.Unix(), m.Kind, m.Revision)
 }
 

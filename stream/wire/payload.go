@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -11,6 +12,10 @@ import (
 // recommended ceiling, so that one estimate message can carry a
 // city-size model (2,000 products with horizon 6 take at most 3.3 MB).
 const EmbeddedMaxPayload = 8 << 20
+
+// ModelDigestChars is the length of LatentMessage.ModelDigest: 8 bytes
+// in hex.
+const ModelDigestChars = 16
 
 // ErrOutputTooLarge reports a model whose estimate message can exceed
 // the server's max_payload: the server would refuse every one of its
@@ -57,7 +62,7 @@ func MaxLatentBytes(model string, products []string, horizon int) int {
 		return es
 	}
 	m := &LatentMessage{Schema: SchemaVersion, Model: model, Kind: KindSmoothed, BinStart: t, BinEnd: t,
-		Revision: math.MaxInt64, Estimates: worst(true)}
+		Revision: math.MaxInt64, ModelDigest: strings.Repeat("f", ModelDigestChars), Estimates: worst(true)}
 	if horizon > 0 {
 		m.Kind = KindFiltered
 		m.Forecasts = make([]Forecast, horizon)

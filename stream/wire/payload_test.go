@@ -69,7 +69,7 @@ func randomLatent(rng *rand.Rand, model string, names []string, horizon int) *La
 	}
 	t0 := time.Date(2024, 5, 6, 8, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(1e6)) * time.Hour)
 	m := &LatentMessage{Schema: SchemaVersion, Model: model, Kind: KindFiltered, BinStart: t0, BinEnd: t0.Add(time.Hour),
-		Revision: rng.IntN(1e6), Estimates: ests(true)}
+		Revision: rng.IntN(1e6), ModelDigest: fmt.Sprintf("%016x", rng.Uint64()), Estimates: ests(true)}
 	for h := 1; h <= horizon; h++ {
 		s := t0.Add(time.Duration(h) * time.Hour)
 		m.Forecasts = append(m.Forecasts, Forecast{Horizon: h, BinStart: s, BinEnd: s.Add(time.Hour), Estimates: ests(false)})

@@ -206,7 +206,8 @@ function riskLine(s, horizonSec) {
 
 function riskTable(sys) {
   const div = document.createElement("div");
-  const when = sys.bin_end ? `as of ${fmtBy(Date.parse(sys.bin_end), sys.horizon_seconds)} UTC` : "no ranking yet";
+  const when = sys.bin_end ? `as of ${fmtBy(Date.parse(sys.bin_end), sys.horizon_seconds)} UTC` +
+    (sys.restored ? " (restored from the risk bucket at start)" : "") : "no ranking yet";
   const counts = Object.entries(sys.statuses).map(([k, n]) => `${n} ${k}`).join(", ");
   const h = fmtHorizon(sys.horizon_seconds);
   const h2 = document.createElement("h2");
