@@ -304,7 +304,7 @@ func (o DecisionOptions) decide(pls [2]*inventory.Planner, hist *History, flows 
 	var buf []bool
 	for t := o.EvalFrom; t.Before(o.End); t = t.Add(24 * time.Hour) {
 		first := t.Add(time.Duration(o.DayStart) * time.Hour)
-		if first.Add(decisionDay * time.Hour).After(o.End) {
+		if !first.Add(decisionDay*time.Hour).After(first) || first.Add(decisionDay*time.Hour).After(o.End) {
 			break
 		}
 		gi, ok := gp.Index(first)
