@@ -53,10 +53,16 @@ func TestLongDecisionDiagnosis(t *testing.T) {
 	o := DecisionOptions{Spec: sp, Data: d, World: WorldConfig{Seed: 2018, RestockHour: 6, Low: 0.3, High: 0.8, Transfer: transfer},
 		EvalFrom: ts[1], End: ts[2].Add(24 * time.Hour), DayStart: 6, Planner: inventory.DefaultConfig(), Horizons: []int{3, 6, 12, 24}, Weeks: 4}
 	o.Planner.PlanningBins = decisionDay
-	pl, _ := inventory.NewPlanner(o.Planner)
+	pl, err := inventory.NewPlanner(o.Planner)
+	if err != nil {
+		t.Fatal(err)
+	}
 	indep := o.Planner
 	indep.Shared = 0
-	pi, _ := inventory.NewPlanner(indep)
+	pi, err := inventory.NewPlanner(indep)
+	if err != nil {
+		t.Fatal(err)
+	}
 	hist := SimulateHistory(o.World, d.Start.Hour(), d.Pickups, d.Returns, d.Capacity)
 	flows, err := o.streamFlows(context.Background(), hist)
 	if err != nil {
@@ -64,7 +70,7 @@ func TestLongDecisionDiagnosis(t *testing.T) {
 	}
 	var st diagStats
 	o.policies = diagPolicies(t, o.Planner, &st)
-	res := &DecisionResult{Horizons: o.Horizons}
+	res := &DecisionResult{Horizons: o.Horizons, HistoryCensored: [2]float64{fraction(hist.PickupsCensored), fraction(hist.ReturnsCensored)}}
 	for _, p := range o.policies {
 		res.Methods = append(res.Methods, p.name)
 	}
