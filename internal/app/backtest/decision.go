@@ -57,16 +57,12 @@ type DecisionOptions struct {
 	Resmooth *config.ResmoothConfig
 	// Progress, if not nil, receives one line per stage.
 	Progress func(string)
+	// policies replace the default policies (experiments).
+	policies []decisionPolicy
 }
 
 // decisionDay is the operating day's length in bins.
 const decisionDay = 24
-
-// Policy names, in report order.
-var decisionPolicies = []string{"dcgpd", "dcgpd-plugin", "dcgpd-independent", "hm-c1p1t3", "bow-mean", "hindsight"}
-
-// calibrated are the methods whose P(empty) and P(full) are scored.
-var calibrated = []string{"dcgpd", "dcgpd-plugin", "dcgpd-independent", "hm-c1p1t3", "bow-mean"}
 
 // DecisionResult is a decision backtest's outcome.
 type DecisionResult struct {
@@ -76,8 +72,16 @@ type DecisionResult struct {
 	// UnmetPickups[p] and UnmetReturns[p] are policy p's unmet trips
 	// summed over the station-days.
 	UnmetPickups, UnmetReturns []float64
-	// Calibration per method (calibrated order), event (0 empty, 1
-	// full) and horizon: Brier scores and a reliability table.
+	// MeanLevel[p] is policy p's mean stock at the day's start as a
+	// fraction of the capacity.
+	MeanLevel []float64
+	// DayBias[flow][method] is the mean over the station-days of the
+	// day's forecast rates minus the day's true counts (flow 0 pickups,
+	// 1 returns; method 0 dcgpd's mean plugged in, 1 HM(C1,P1,T3)).
+	DayBias [2][2]float64
+	// Calibration per method (the policies but hindsight, in order),
+	// event (0 empty, 1 full) and horizon: Brier scores and a
+	// reliability table.
 	Methods  []string
 	Horizons []int
 	Brier    [][2][]float64 // [method][event][horizon]
@@ -144,7 +148,12 @@ func (o DecisionOptions) RunDecision(ctx context.Context) (*DecisionResult, erro
 		return nil, err
 	}
 	hist := SimulateHistory(o.World, d.Start.Hour(), d.Pickups, d.Returns, d.Capacity)
-	res := &DecisionResult{Policies: decisionPolicies, Methods: calibrated, Horizons: o.Horizons}
+	o.policies = o.policyList()
+	res := &DecisionResult{Horizons: o.Horizons}
+	for _, p := range o.policies {
+		res.Methods = append(res.Methods, p.name)
+	}
+	res.Policies = append(append([]string(nil), res.Methods...), "hindsight")
 	res.HistoryCensored = [2]float64{fraction(hist.PickupsCensored), fraction(hist.ReturnsCensored)}
 	if o.Progress != nil {
 		o.Progress(fmt.Sprintf("history: %d bins × %d stations, censored pickups %.3f, returns %.3f of the cells",
@@ -259,41 +268,38 @@ func fraction(b [][]bool) float64 {
 	return c / n
 }
 
-// stationInput gathers one station-day's rates for the policies.
+// stationInput gathers one station-day's rates for the policies: dcgpd's
+// forecasts (means and latent variances), their means plugged in
+// (max(m, 0)), the baselines' rates and the day's true counts.
 type stationInput struct {
 	lam, mu, lamVar, muVar []float64
 	hmL, hmM, bowL, bowM   []float64
 	plugL, plugM           []float64
+	trueL, trueM           []float64
 }
 
 func newStationInput() *stationInput {
 	mk := func() []float64 { return make([]float64, decisionDay) }
-	return &stationInput{lam: mk(), mu: mk(), lamVar: mk(), muVar: mk(), hmL: mk(), hmM: mk(), bowL: mk(), bowM: mk(), plugL: mk(), plugM: mk()}
+	return &stationInput{lam: mk(), mu: mk(), lamVar: mk(), muVar: mk(), hmL: mk(), hmM: mk(), bowL: mk(), bowM: mk(),
+		plugL: mk(), plugM: mk(), trueL: mk(), trueM: mk()}
 }
 
 // decide scores every operating day.
 func (o DecisionOptions) decide(pls [2]*inventory.Planner, hist *History, flows [2]*Result, res *DecisionResult) error {
 	d := o.Data
-	pl, pi := pls[0], pls[1]
-	gp, gr := flows[0].Grid, flows[1].Grid
+	gp := flows[0].Grid
 	fp, fr := flows[0].Forecasts, flows[1].Forecasts
 	day, week := binsPer(24*time.Hour, gp.Width), binsPer(7*24*time.Hour, gp.Width)
 	weeks := o.Weeks
 	if weeks <= 0 {
 		weeks = 4
 	}
-	hmP, hmR := historicalMean{season{gp, day, week}}, historicalMean{season{gr, day, week}}
-	bowP, bowR := binOfWeekMean{season{gp, day, week}, weeks}, binOfWeekMean{season{gr, day, week}, weeks}
+	base := baselineRates{
+		hmP: historicalMean{season{gp, day, week}}, hmR: historicalMean{season{flows[1].Grid, day, week}},
+		bowP: binOfWeekMean{season{gp, day, week}, weeks}, bowR: binOfWeekMean{season{flows[1].Grid, day, week}, weeks}}
 	off := int(gp.Start.Sub(d.Start) / time.Hour)
-	np := len(d.Names)
-	res.UnmetPickups, res.UnmetReturns = make([]float64, len(res.Policies)), make([]float64, len(res.Policies))
-	res.Brier = make([][2][]float64, len(res.Methods))
-	res.Reliab = make([][2][10]reliabilityBin, len(res.Methods))
-	for m := range res.Methods {
-		res.Brier[m] = [2][]float64{make([]float64, len(o.Horizons)), make([]float64, len(o.Horizons))}
-	}
-	in := newStationInput()
-	var risk inventory.Risk
+	res.initScores(len(o.Horizons))
+	c := &policyCall{pl: pls[0], pi: pls[1], in: newStationInput(), hist: hist}
 	rep := DayReplay{EmptyBy: make([]bool, decisionDay), FullBy: make([]bool, decisionDay)}
 	var buf []bool
 	for t := o.EvalFrom; t.Before(o.End); t = t.Add(24 * time.Hour) {
@@ -306,78 +312,97 @@ func (o DecisionOptions) decide(pls [2]*inventory.Planner, hist *History, flows 
 		if !ok || origin < 0 || gi+decisionDay > gp.Len() {
 			continue
 		}
-		di := gi + off // bin in d and hist
-		for k := range np {
-			if !in.fill(fp, fr, origin, k, hmP, hmR, bowP, bowR, gi-1) {
+		c.di = gi + off // bin in d and hist
+		for k := range d.Names {
+			if !c.in.fill(fp, fr, origin, k, base, gi-1) {
 				return fmt.Errorf("decision backtest: station %s has no forecast from %s", d.Names[k], gp.BinStart(gi-1).Format(time.RFC3339))
 			}
-			c, s0 := d.Capacity[k], hist.Start[di][k]
-			st := inventory.Station{Capacity: c, Bikes: s0}
-			levels := make([]int, len(res.Policies))
-			type call struct {
-				policy int
-				run    func() error
+			c.in.fillTruth(d, c.di, k)
+			c.k, c.st = k, inventory.Station{Capacity: d.Capacity[k], Bikes: hist.Start[c.di][k]}
+			var err error
+			if buf, err = o.scoreStationDay(c, res, &rep, buf); err != nil {
+				return fmt.Errorf("decision backtest: station %s, day %s: %w", d.Names[k], first.Format("2006-01-02"), err)
 			}
-			calls := []call{
-				{0, func() error {
-					return pl.Risk(&risk, st, inventory.Forecast{Mean: in.lam, Var: in.lamVar}, inventory.Forecast{Mean: in.mu, Var: in.muVar})
-				}},
-				{1, func() error { return pl.RiskAtRates(&risk, st, in.plugL, in.plugM) }},
-				{2, func() error {
-					return pi.Risk(&risk, st, inventory.Forecast{Mean: in.lam, Var: in.lamVar}, inventory.Forecast{Mean: in.mu, Var: in.muVar})
-				}},
-				{3, func() error { return pl.RiskAtRates(&risk, st, in.hmL, in.hmM) }},
-				{4, func() error { return pl.RiskAtRates(&risk, st, in.bowL, in.bowM) }},
-			}
-			// The observed first passages from the history's level s0.
-			buf = replayDay(o.World.Seed, k, c, s0, di, d.Pickups, d.Returns, &rep, buf)
-			emptyBy, fullBy := append([]bool(nil), rep.EmptyBy...), append([]bool(nil), rep.FullBy...)
-			for _, cl := range calls {
-				if err := cl.run(); err != nil {
-					return fmt.Errorf("decision backtest: station %s, day %s: %w", d.Names[k], first.Format("2006-01-02"), err)
-				}
-				levels[cl.policy] = risk.Best
-				if m := methodIndex(res.Methods, res.Policies[cl.policy]); m >= 0 {
-					res.calibrate(m, &risk, emptyBy, fullBy)
-				}
-			}
-			// Hindsight: the best level for the day's actual trips.
-			best, bestUnmet := 0, math.MaxInt
-			for s := 0; s <= c; s++ {
-				buf = replayDay(o.World.Seed, k, c, s, di, d.Pickups, d.Returns, &rep, buf)
-				if u := rep.UnmetPickups + rep.UnmetReturns; u < bestUnmet {
-					best, bestUnmet = s, u
-				}
-			}
-			levels[len(levels)-1] = best
-			for p, s := range levels {
-				buf = replayDay(o.World.Seed, k, c, s, di, d.Pickups, d.Returns, &rep, buf)
-				res.UnmetPickups[p] += float64(rep.UnmetPickups)
-				res.UnmetReturns[p] += float64(rep.UnmetReturns)
-			}
-			res.StationDays++
 		}
 	}
 	if res.StationDays == 0 {
 		return errors.New("decision backtest: no operating day between the evaluation start and the end")
 	}
-	for m := range res.Brier {
-		for e := range 2 {
-			for h := range o.Horizons {
-				res.Brier[m][e][h] /= float64(res.StationDays)
-			}
-		}
-	}
+	res.finishScores()
 	return nil
 }
 
-func methodIndex(methods []string, name string) int {
-	for i, m := range methods {
-		if m == name {
-			return i
+// scoreStationDay sets the stock of station c.k on the day from bin c.di
+// by every policy and in hindsight, scores the policies' P(empty) and
+// P(full) against the day replayed from the history's level, and adds
+// each level's unmet trips to res.
+func (o DecisionOptions) scoreStationDay(c *policyCall, res *DecisionResult, rep *DayReplay, buf []bool) ([]bool, error) {
+	d, k, cap := o.Data, c.k, c.st.Capacity
+	// The observed first passages from the history's level.
+	buf = replayDay(o.World.Seed, k, cap, c.st.Bikes, c.di, d.Pickups, d.Returns, rep, buf)
+	emptyBy, fullBy := append([]bool(nil), rep.EmptyBy...), append([]bool(nil), rep.FullBy...)
+	levels := make([]int, len(res.Policies))
+	for p, pol := range o.policyList() {
+		if err := pol.risk(c); err != nil {
+			return buf, err
+		}
+		levels[p] = c.dst.Best
+		res.calibrate(p, &c.dst, emptyBy, fullBy)
+	}
+	// Hindsight: the best level for the day's actual trips.
+	best, bestUnmet := 0, math.MaxInt
+	for s := 0; s <= cap; s++ {
+		buf = replayDay(o.World.Seed, k, cap, s, c.di, d.Pickups, d.Returns, rep, buf)
+		if u := rep.UnmetPickups + rep.UnmetReturns; u < bestUnmet {
+			best, bestUnmet = s, u
 		}
 	}
-	return -1
+	levels[len(levels)-1] = best
+	for p, s := range levels {
+		buf = replayDay(o.World.Seed, k, cap, s, c.di, d.Pickups, d.Returns, rep, buf)
+		res.UnmetPickups[p] += float64(rep.UnmetPickups)
+		res.UnmetReturns[p] += float64(rep.UnmetReturns)
+		res.MeanLevel[p] += float64(s) / float64(cap)
+	}
+	for j := range decisionDay {
+		res.DayBias[0][0] += c.in.plugL[j] - c.in.trueL[j]
+		res.DayBias[0][1] += c.in.hmL[j] - c.in.trueL[j]
+		res.DayBias[1][0] += c.in.plugM[j] - c.in.trueM[j]
+		res.DayBias[1][1] += c.in.hmM[j] - c.in.trueM[j]
+	}
+	res.StationDays++
+	return buf, nil
+}
+
+// initScores sizes r's sums for its policies and nh horizons.
+func (r *DecisionResult) initScores(nh int) {
+	r.UnmetPickups, r.UnmetReturns = make([]float64, len(r.Policies)), make([]float64, len(r.Policies))
+	r.MeanLevel = make([]float64, len(r.Policies))
+	r.Brier = make([][2][]float64, len(r.Methods))
+	r.Reliab = make([][2][10]reliabilityBin, len(r.Methods))
+	for m := range r.Methods {
+		r.Brier[m] = [2][]float64{make([]float64, nh), make([]float64, nh)}
+	}
+}
+
+// finishScores turns r's sums into means over the station-days.
+func (r *DecisionResult) finishScores() {
+	n := float64(r.StationDays)
+	for m := range r.Brier {
+		for e := range 2 {
+			for h := range r.Brier[m][e] {
+				r.Brier[m][e][h] /= n
+			}
+		}
+	}
+	for p := range r.MeanLevel {
+		r.MeanLevel[p] /= n
+	}
+	for f := range r.DayBias {
+		for m := range r.DayBias[f] {
+			r.DayBias[f][m] /= n
+		}
+	}
 }
 
 // calibrate adds method m's predicted first passages to the Brier sums
@@ -405,7 +430,7 @@ func (r *DecisionResult) calibrate(m int, risk *inventory.Risk, emptyBy, fullBy 
 // fill loads station k's rates for the day whose forecasts were published
 // at origin (index into the forecasts) = grid bin t. It reports false if
 // the model published no forecast.
-func (in *stationInput) fill(fp, fr *Forecasts, origin, k int, hmP, hmR historicalMean, bowP, bowR binOfWeekMean, t int) bool {
+func (in *stationInput) fill(fp, fr *Forecasts, origin, k int, b baselineRates, t int) bool {
 	for h := 1; h <= decisionDay; h++ {
 		j := h - 1
 		in.lam[j], in.lamVar[j] = fp.Mean[h][origin][k], fp.Var[h][origin][k]
@@ -417,10 +442,10 @@ func (in *stationInput) fill(fp, fr *Forecasts, origin, k int, hmP, hmR historic
 		}
 		in.lamVar[j], in.muVar[j] = math.Max(in.lamVar[j], 0), math.Max(in.muVar[j], 0)
 		in.plugL[j], in.plugM[j] = math.Max(in.lam[j], 0), math.Max(in.mu[j], 0)
-		in.hmL[j], _ = hmP.predict(t, h, k)
-		in.hmM[j], _ = hmR.predict(t, h, k)
-		in.bowL[j], _ = bowP.predict(t, h, k)
-		in.bowM[j], _ = bowR.predict(t, h, k)
+		in.hmL[j], _ = b.hmP.predict(t, h, k)
+		in.hmM[j], _ = b.hmR.predict(t, h, k)
+		in.bowL[j], _ = b.bowP.predict(t, h, k)
+		in.bowM[j], _ = b.bowR.predict(t, h, k)
 		for _, r := range []*float64{&in.hmL[j], &in.hmM[j], &in.bowL[j], &in.bowM[j]} {
 			if math.IsNaN(*r) || *r < 0 {
 				*r = 0
@@ -428,6 +453,19 @@ func (in *stationInput) fill(fp, fr *Forecasts, origin, k int, hmP, hmR historic
 		}
 	}
 	return true
+}
+
+// fillTruth loads station k's true counts of the day from bin di of d.
+func (in *stationInput) fillTruth(d *Stations, di, k int) {
+	for j := range decisionDay {
+		in.trueL[j], in.trueM[j] = d.Pickups[di+j][k], d.Returns[di+j][k]
+	}
+}
+
+// baselineRates are the two baselines of each flow.
+type baselineRates struct {
+	hmP, hmR   historicalMean
+	bowP, bowR binOfWeekMean
 }
 
 // formatFloat is a table number.

@@ -28,10 +28,18 @@ func (r *DecisionResult) GapClosed() (float64, bool) {
 func (r *DecisionResult) WriteDecisionTable(w io.Writer, name string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d station-days; history censored pickups %.3f, returns %.3f of the cells\n\n", name, r.StationDays, r.HistoryCensored[0], r.HistoryCensored[1])
-	b.WriteString("| policy | unmet pickups | unmet returns | unmet trips per station-day |\n|---|---|---|---|\n")
+	b.WriteString("| policy | unmet pickups | unmet returns | unmet trips per station-day | mean stock / capacity |\n|---|---|---|---|---|\n")
 	n := float64(r.StationDays)
 	for p, pol := range r.Policies {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", pol, formatFloat(r.UnmetPickups[p]/n, 3), formatFloat(r.UnmetReturns[p]/n, 3), formatFloat(r.PerStationDay(p), 3))
+		level := "–"
+		if p < len(r.MeanLevel) {
+			level = formatFloat(r.MeanLevel[p], 3)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", pol, formatFloat(r.UnmetPickups[p]/n, 3), formatFloat(r.UnmetReturns[p]/n, 3), formatFloat(r.PerStationDay(p), 3), level)
+	}
+	if len(r.MeanLevel) > 0 {
+		fmt.Fprintf(&b, "\nForecast minus true trips per station-day (the day's 24 bins): pickups dcgpd %s, hm-c1p1t3 %s; returns dcgpd %s, hm-c1p1t3 %s\n",
+			formatFloat(r.DayBias[0][0], 2), formatFloat(r.DayBias[0][1], 2), formatFloat(r.DayBias[1][0], 2), formatFloat(r.DayBias[1][1], 2))
 	}
 	if g, ok := r.GapClosed(); ok {
 		fmt.Fprintf(&b, "\ndcgpd's s* closes %.1f%% of the gap between hm-c1p1t3 and hindsight: (hm − dcgpd)/(hm − hindsight) = (%s − %s)/(%s − %s)\n",
