@@ -191,3 +191,53 @@ func TestForecastsFollowLevelShift(t *testing.T) {
 		}
 	}
 }
+
+// TestSignalFollowsLevel: with [model.mean] signal_power the GP's
+// variances follow the level the re-smooths estimate, falling with it on
+// the level-shift feed (demand to 0.6 of the fitted level): after the
+// feed the runner's kernel variance is the configured one times
+// spec.SignalFactor of the levels in use, within 1e-9, for powers 1/2 and
+// 1, and below the configured one by about 0.6^(2p); a snapshot restores
+// them. Without signal_power the variance stays as configured.
+func TestSignalFollowsLevel(t *testing.T) {
+	for _, p := range []float64{0, 0.5, 1} {
+		t.Run(fmt.Sprint("power ", p), func(t *testing.T) {
+			c, m := levelShiftConfig(spec.LevelScale)
+			m.Model.Mean.SignalPower = p
+			c.Models = []config.ModelConfig{m}
+			r, err := NewRunner(c, m, &forecastSink{}, zerolog.Nop(), NewMetrics(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.store = nil
+			feed, _ := levelShiftFeed(m.Origin)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			for i, msg := range feed {
+				r.handle(ctx, input{msg: msg, seq: uint64(i + 1), at: *msg.BinStart})
+			}
+			scale := r.built.MeanScale()
+			factor := spec.SignalFactor(scale, p)
+			got := r.built.Model.Temporal().Cov(0)
+			want := m.Model.Temporal[0].Variance * factor
+			t.Logf("levels %.3f: factor %.4f, kernel variance %.6g (configured %v)", scale, factor, got, m.Model.Temporal[0].Variance)
+			if math.Abs(got-want) > 1e-9*want {
+				t.Errorf("kernel variance %v, want %v (factor %v)", got, want, factor)
+			}
+			if p > 0 && math.Abs(math.Log(factor)/(2*p)-math.Log(0.6)) > 0.1 {
+				t.Errorf("levels %v: factor %v, want about 0.6^%v", scale, factor, 2*p)
+			}
+			st := r.snapshotOf()
+			r2, err := NewRunner(c, m, &forecastSink{}, zerolog.Nop(), NewMetrics(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r2.restoreFrom(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+			if back := r2.built.Model.Temporal().Cov(0); back != got {
+				t.Errorf("restored kernel variance %v, want %v", back, got)
+			}
+		})
+	}
+}

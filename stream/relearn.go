@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dcgpd/dcgpd/cvi"
+	"github.com/dcgpd/dcgpd/cvi/spec"
 	"github.com/dcgpd/dcgpd/internal/mathx"
 )
 
@@ -45,6 +46,11 @@ func (r *Runner) setAnchor(job *resmoothJob) error {
 	}
 	a := relearnAnchor{model: b.Model.Params(nil), lik: b.Lik.Params(nil)}
 	names := b.Model.ParamNames()
+	if r.cfg.Model.Mean.SignalFollowsLevel() {
+		// The configuration's variances are of the fitted level; the
+		// window's is the one in use.
+		spec.ScaleVariances(a.model, names, spec.SignalFactor(r.built.MeanScale(), r.cfg.Model.Mean.SignalPower))
+	}
 	for _, n := range b.Lik.ParamNames() {
 		names = append(names, "likelihood."+n)
 	}

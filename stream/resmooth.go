@@ -46,6 +46,9 @@ type resmoothJob struct {
 	follow bool
 	base   *spec.Profile
 	scale  []float64
+	// signal is [model.mean] signal_power: with follow, the GP's
+	// variances follow the level too (spec.SignalFactor).
+	signal float64
 	// anchor holds the raw hyperparameters the model started with (its
 	// configuration's, a model file's fit): where every re-learn starts
 	// and what its floors are fractions of.
@@ -63,8 +66,11 @@ type resmoothResult struct {
 	// model and lik are the (possibly re-learned) hyperparameters.
 	model   *filter.Model
 	lik     cvi.Likelihood
-	swapped bool   // re-learned hyperparameters were accepted
-	kept    string // why re-learned ones were not
+	swapped bool // re-learned hyperparameters were accepted
+	// rescaled: the level moved the GP's variances (signal_power), model
+	// holds them.
+	rescaled bool
+	kept     string // why re-learned ones were not
 	// cells is the prior mean and levels the sites are of; scale the
 	// re-estimated levels (nil: unchanged, cells is the job's).
 	cells    spec.Boundary
@@ -149,6 +155,7 @@ func (r *Runner) launchJob(ctx context.Context, pj *pendingJob) {
 	}
 	if r.cfg.Model.Mean.FollowsLevel() {
 		job.follow, job.base, job.scale = true, r.built.MeanBase(), r.built.MeanScale()
+		job.signal = r.cfg.Model.Mean.SignalPower
 	}
 	if job.relearn {
 		if err := r.setAnchor(job); err != nil {
@@ -300,7 +307,7 @@ func resmooth(ctx context.Context, job *resmoothJob, res *resmoothResult) error 
 		return err
 	}
 	if job.follow {
-		if err := followLevel(job, m, e, res); err != nil {
+		if start, err = followLevel(job, m, start, e, res); err != nil {
 			return fmt.Errorf("prior mean level: %w", err)
 		}
 		if err := ctx.Err(); err != nil {
@@ -461,9 +468,11 @@ func (r *Runner) applyResmooth() {
 			return
 		}
 	}
-	if res.swapped {
+	if res.swapped || res.rescaled {
 		r.built.Model, r.built.Lik = res.model, res.lik
-		r.log.Info().Float64("elbo", res.elbo).Msg("re-learned hyperparameters swapped in")
+		if res.swapped {
+			r.log.Info().Float64("elbo", res.elbo).Msg("re-learned hyperparameters swapped in")
+		}
 		r.on = on
 		tail, err := cvi.NewOnline(res.model, res.lik, opts)
 		if err == nil {

@@ -75,6 +75,7 @@ func (s Spec) Encode(w io.Writer, header []string) error {
 		}
 		e.str("first_pass", mn.FirstPass)
 		e.str("level", mn.Level)
+		e.float("signal_power", mn.SignalPower)
 		if len(mn.Values) > 0 {
 			e.table("model.mean.values")
 			for _, name := range sortedKeys(mn.Values) {

@@ -35,6 +35,13 @@ type Mean struct {
 	// s_k·m_fit(t, k), the level s_k of product k re-estimated at every
 	// re-smooth from the window's smoothed demand; see EstimateScale).
 	Level string `toml:"level"`
+	// SignalPower p (default 0: off) makes the GP's variances follow the
+	// level too, with level = "scale": f = m + a·g, a = s̄^p, s̄ the
+	// geometric mean of the products' levels s_k, so the kernels'
+	// variances are s̄^(2p) times the fitted ones (SignalFactor) and the
+	// signal keeps its share of the level-dependent noise. In [0,
+	// MaxSignalPower].
+	SignalPower float64 `toml:"signal_power"`
 	// Values holds Period/Step values per product, by product name:
 	// cell c covers the model times t with floor(t/Step) mod cells = c,
 	// t in hours since the Unix epoch (UTC), so a cell is the same bin of
@@ -86,7 +93,7 @@ func cellsOf(period, step float64) (int, error) {
 // "" for the default; mode: model.diffusion.mode).
 func (m Mean) validate(likelihood, mode string) error {
 	if !m.On() {
-		if m.Period != 0 || m.Step != 0 || m.Estimate != nil || m.FirstPass != "" || m.Level != "" || len(m.Values) > 0 {
+		if m.Period != 0 || m.Step != 0 || m.Estimate != nil || m.FirstPass != "" || m.Level != "" || m.SignalPower != 0 || len(m.Values) > 0 {
 			return errors.New("model.mean: kind is missing (want \"periodic\")")
 		}
 		return nil
@@ -99,6 +106,9 @@ func (m Mean) validate(likelihood, mode string) error {
 	}
 	if m.Level != "" && m.Level != LevelFixed && m.Level != LevelScale {
 		return fmt.Errorf("model.mean.level %q: want fixed or scale", m.Level)
+	}
+	if err := m.validateSignal(); err != nil {
+		return err
 	}
 	if err := checkMeanLikelihood(likelihood, mode); err != nil {
 		return err
@@ -325,7 +335,7 @@ func (m *Mean) fitted(p *Profile, names []string) error {
 	if err != nil {
 		return fmt.Errorf("%w %w", err, ErrNotSavable)
 	}
-	t.Level = m.Level
+	t.Level, t.SignalPower = m.Level, m.SignalPower
 	*m = t
 	return nil
 }

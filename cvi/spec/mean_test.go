@@ -158,6 +158,11 @@ func TestMeanDecodeErrors(t *testing.T) {
 		"[model.mean]\nkind = \"periodic\"\nfirst_pass = \"gaussian\"\n":                                       "want tobit or model",
 		"[model.mean]\nkind = \"periodic\"\nlevel = \"shift\"\n":                                               "want fixed or scale",
 		"[model.mean]\nlevel = \"scale\"\n":                                                                    "kind is missing",
+		"[model.mean]\nsignal_power = 1.0\n":                                                                   "kind is missing",
+		"[model.mean]\nkind = \"periodic\"\nsignal_power = 1.0\n":                                              "needs level",
+		"[model.mean]\nkind = \"periodic\"\nlevel = \"scale\"\nsignal_power = -0.5\n":                          "want a value in [0, 2]",
+		"[model.mean]\nkind = \"periodic\"\nlevel = \"scale\"\nsignal_power = 2.5\n":                           "want a value in [0, 2]",
+		"[model.mean]\nkind = \"periodic\"\nlevel = \"scale\"\nsignal_power = nan\n":                           "want a value in [0, 2]",
 		"[model.mean]\nkind = \"periodic\"\nperiod = 24.0\nstep = 5.0\n":                                       "whole number",
 		"[model.mean]\nkind = \"periodic\"\nestimate = false\n":                                                "needs values",
 		"[model.mean]\nkind = \"periodic\"\nperiod = 2.0\nstep = 1.0\n[model.mean.values]\na = [1.0]\n":        "has 1 values, want",
@@ -192,6 +197,7 @@ func TestMeanSavedExactly(t *testing.T) {
 	sum.Names = meanNames
 	s := Spec{Model: Model{Likelihood: "tobit", Mean: randomMean(3)}}
 	s.Model.Mean.Level = LevelScale
+	s.Model.Mean.SignalPower = 0.75
 	s.Model.Mean.Values["a"][0] = 1.0 / 3
 	b, err := s.Build(sum, "")
 	if err != nil {
@@ -221,6 +227,9 @@ func TestMeanSavedExactly(t *testing.T) {
 	}
 	if !back.Model.Mean.FollowsLevel() {
 		t.Errorf("level %q not saved", back.Model.Mean.Level)
+	}
+	if back.Model.Mean.SignalPower != 0.75 {
+		t.Errorf("signal_power %v read back, want 0.75", back.Model.Mean.SignalPower)
 	}
 }
 

@@ -54,7 +54,7 @@ func Learn(ctx context.Context, s spec.Spec, o *csvio.Obs, prods *csvio.Products
 		if m.Mean, err = f.Built.Mean.Table(prods.Names); err != nil {
 			return spec.Model{}, err
 		}
-		m.Mean.Level = s.Model.Mean.Level // how the daemon moves it: the configuration's
+		m.Mean.Level, m.Mean.SignalPower = s.Model.Mean.Level, s.Model.Mean.SignalPower // how the daemon moves it: the configuration's
 	}
 	return WithParameters(m, f.Built.Parameters())
 }
