@@ -118,7 +118,7 @@ func diagPolicies(t *testing.T, cfg inventory.Config, st *diagStats) []decisionP
 		}
 		return p
 	}
-	gh := planner(func(c *inventory.Config) { c.SharedNodes = 24 })
+	gh := planner(func(c *inventory.Config) { c.SharedNodes = 16 }) // the rule's most nodes (24 Gauss–Hermite nodes before the kink-split rule)
 	pw2 := planner(func(c *inventory.Config) { c.PickupWeight = 2 })
 	h12 := planner(func(c *inventory.Config) { c.PlanningBins = 12 })
 	scaled := func(f float64) func(c *policyCall) error {
@@ -173,7 +173,7 @@ func diagPolicies(t *testing.T, cfg inventory.Config, st *diagStats) []decisionP
 			return c.pl.RiskAtRates(&c.dst, c.st, c.in.plugL, c.in.plugM)
 		}},
 		defaultPolicies()[3],
-		{"gh24", func(c *policyCall) error {
+		{"nodes16", func(c *policyCall) error {
 			l, m := c.forecasts()
 			return gh.Risk(&c.dst, c.st, l, m)
 		}},
